@@ -1,0 +1,6 @@
+# The numerics contract (design.md): no contraction of a*b+c on the host, no fast math anywhere.
+# Every target of ours gets these through bitparity_numerics.
+add_library(bitparity_numerics INTERFACE)
+target_compile_options(bitparity_numerics INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off -fno-fast-math -Wall -Wextra>
+  $<$<COMPILE_LANGUAGE:CUDA>:-fmad=false -Xcompiler=-ffp-contract=off>)

@@ -1,0 +1,91 @@
+#pragma once
+// Conversions between fp32 and the 16-bit formats, identical on host and device.
+// Rounding is to nearest, ties to even, with subnormals; NaN stays NaN (sign and leading payload
+// bits kept, quiet bit set); overflow goes to infinity. The order of operations is in ARITHMETIC.md.
+#include <cstdint>
+
+#include "bitparity/kernels/bits.hpp"
+#include "bitparity/kernels/hd.hpp"
+
+namespace bitparity {
+
+// Exact widening conversions.
+BP_HD float f16_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exponent = (h >> 10) & 0x1Fu;
+  std::uint32_t mantissa = h & 0x3FFu;
+  if (exponent == 0x1Fu) return float_from_bits(sign | 0x7F800000u | (mantissa << 13));
+  if (exponent == 0) {
+    if (mantissa == 0) return float_from_bits(sign);
+    int e = -14;  // a subnormal is 0.mantissa * 2^-14: normalise it
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      --e;
+    }
+    mantissa &= 0x3FFu;
+    return float_from_bits(sign | (static_cast<std::uint32_t>(e + 127) << 23) | (mantissa << 13));
+  }
+  return float_from_bits(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+BP_HD float bf16_to_float(std::uint16_t b) { return float_from_bits(static_cast<std::uint32_t>(b) << 16); }
+
+// Round a finite or infinite double to a binary format with ExpBits exponent and MantBits
+// fraction bits, once (no intermediate rounding). NaN is handled by the callers.
+template <int ExpBits, int MantBits>
+BP_HD std::uint16_t round_double_to_narrow(double value) {
+  const std::uint64_t bits = double_bits(value);
+  const std::uint32_t sign = (bits >> 63) ? (1u << (ExpBits + MantBits)) : 0u;
+  const std::uint64_t magnitude = bits & 0x7FFFFFFFFFFFFFFFull;
+  const std::uint32_t infinity = ((1u << ExpBits) - 1u) << MantBits;
+  if (magnitude >= 0x7FF0000000000000ull) return static_cast<std::uint16_t>(sign | infinity);
+  const int exponent_field = static_cast<int>(magnitude >> 52);
+  // Double subnormals lie far below half the smallest subnormal of either narrow format.
+  if (exponent_field == 0) return static_cast<std::uint16_t>(sign);
+  const std::uint64_t significand = (magnitude & ((1ull << 52) - 1)) | (1ull << 52);
+  const int e = exponent_field - 1023;  // value = significand * 2^(e - 52)
+  const int bias = (1 << (ExpBits - 1)) - 1;
+  const int emin = 1 - bias;
+  int shift = 52 - MantBits;
+  if (e < emin) shift += emin - e;  // subnormal result: fewer fraction bits survive
+  if (shift >= 54) return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal
+  std::uint64_t kept = significand >> shift;
+  const std::uint64_t remainder = significand & ((1ull << shift) - 1);
+  const std::uint64_t half = 1ull << (shift - 1);
+  if (remainder > half || (remainder == half && (kept & 1u))) ++kept;
+  std::uint32_t result;
+  if (e < emin) {
+    result = static_cast<std::uint32_t>(kept);  // a carry into 2^MantBits is the smallest normal
+  } else {
+    // kept carries the implicit bit at 2^MantBits, which adds one to the biased exponent; a
+    // rounding carry propagates into the exponent, and past the largest finite value lands on inf.
+    result = (static_cast<std::uint32_t>(e + bias - 1) << MantBits) + static_cast<std::uint32_t>(kept);
+    if (result >= infinity) result = infinity;
+  }
+  return static_cast<std::uint16_t>(sign | result);
+}
+
+template <int ExpBits, int MantBits>
+BP_HD std::uint16_t nan_to_narrow(std::uint32_t f32_bits) {
+  const std::uint32_t sign = (f32_bits >> 31) << (ExpBits + MantBits);
+  const std::uint32_t infinity = ((1u << ExpBits) - 1u) << MantBits;
+  const std::uint32_t payload = (f32_bits & 0x7FFFFFu) >> (23 - MantBits);
+  return static_cast<std::uint16_t>(sign | infinity | payload | (1u << (MantBits - 1)));
+}
+
+BP_HD std::uint16_t float_to_f16(float value) {
+  const std::uint32_t bits = float_bits(value);
+  if (is_nan_bits(bits)) return nan_to_narrow<5, 10>(bits);
+  return round_double_to_narrow<5, 10>(static_cast<double>(value));
+}
+
+BP_HD std::uint16_t float_to_bf16(float value) {
+  const std::uint32_t bits = float_bits(value);
+  if (is_nan_bits(bits)) return nan_to_narrow<8, 7>(bits);
+  return round_double_to_narrow<8, 7>(static_cast<double>(value));
+}
+
+inline constexpr std::uint16_t kCanonicalNanF16 = 0x7E00u;
+inline constexpr std::uint16_t kCanonicalNanBF16 = 0x7FC0u;
+
+}  // namespace bitparity

@@ -1,0 +1,44 @@
+#pragma once
+// Reading and writing one element of a float dtype, identical on host and device.
+#include <cstdint>
+
+#include "bitparity/kernels/convert.hpp"
+#include "bitparity/kernels/dtype.hpp"
+
+namespace bitparity {
+
+BP_HD float load_as_float(const void* base, DType dtype, std::int64_t at) {
+  switch (dtype) {
+    case DType::f16: return f16_to_float(static_cast<const std::uint16_t*>(base)[at]);
+    case DType::bf16: return bf16_to_float(static_cast<const std::uint16_t*>(base)[at]);
+    default: return static_cast<const float*>(base)[at];
+  }
+}
+
+// Store a float, rounding once to the destination dtype (NaN payload kept as in convert.hpp).
+BP_HD void store_float(void* base, DType dtype, std::int64_t at, float value) {
+  switch (dtype) {
+    case DType::f16: static_cast<std::uint16_t*>(base)[at] = float_to_f16(value); break;
+    case DType::bf16: static_cast<std::uint16_t*>(base)[at] = float_to_bf16(value); break;
+    default: static_cast<float*>(base)[at] = value; break;
+  }
+}
+
+// Store an exact double, rounding once to the destination dtype. A NaN is written as the
+// dtype's canonical quiet NaN, so that its bits cannot depend on the device's NaN propagation.
+BP_HD void store_rounded_double(void* base, DType dtype, std::int64_t at, double exact) {
+  const bool nan = exact != exact;
+  switch (dtype) {
+    case DType::f16:
+      static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanF16 : round_double_to_narrow<5, 10>(exact);
+      break;
+    case DType::bf16:
+      static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanBF16 : round_double_to_narrow<8, 7>(exact);
+      break;
+    default:
+      static_cast<float*>(base)[at] = nan ? float_from_bits(kCanonicalNanF32) : static_cast<float>(exact);
+      break;
+  }
+}
+
+}  // namespace bitparity

@@ -1,0 +1,18 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace bitparity {
+
+// How the work is laid out; results never depend on it (property P3).
+struct LaunchConfig {
+  int threads = 0;                      // CPU worker threads, or CUDA threads per block; 0 = default
+  std::int64_t max_grid = 0;            // CUDA: cap on blocks per grid (grid-stride beyond); 0 = none
+  std::int64_t blocks_per_launch = 0;   // split the work into launches of this many quant blocks; 0 = one
+  std::string describe() const;
+};
+
+int cuda_device_count();  // 0 when CUDA is not built or no driver/device is present
+bool cuda_built();
+
+}  // namespace bitparity

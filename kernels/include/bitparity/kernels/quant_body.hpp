@@ -1,0 +1,197 @@
+#pragma once
+// The arithmetic of blockwise quantisation, written once for host and device. The CPU and CUDA
+// launchers run these functions over the same logical blocks; see ARITHMETIC.md.
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+
+#include "bitparity/kernels/element_access.hpp"
+#include "bitparity/kernels/philox.hpp"
+#include "bitparity/kernels/quant_format.hpp"
+#include "bitparity/kernels/strided_index.hpp"
+
+namespace bitparity {
+
+struct StochasticRounding {
+  bool enabled = false;
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+  // Global logical index of this call's element 0: a tensor quantised in pieces at their global
+  // offsets draws the same random numbers as the whole tensor.
+  std::uint64_t element_offset = 0;
+};
+
+struct QuantizeParams {
+  const void* input = nullptr;
+  DType input_dtype = DType::f32;
+  StridedIndex input_index;
+  std::int64_t numel = 0;
+  std::int64_t blocksize = 0;
+  std::uint8_t* codes = nullptr;      // one byte per element, or two elements per byte (4-bit)
+  float* absmax = nullptr;            // one per block
+  std::uint8_t* nonfinite = nullptr;  // one flag per block
+  StochasticRounding rounding;
+};
+
+struct DequantizeParams {
+  const std::uint8_t* codes = nullptr;
+  const float* absmax = nullptr;
+  std::int64_t numel = 0;
+  std::int64_t blocksize = 0;
+  int bits = 8;
+  void* output = nullptr;
+  DType output_dtype = DType::f32;
+  StridedIndex output_index;
+};
+
+// Running state of one block's scan: exact and order-free (max, or).
+struct BlockScan {
+  float absmax = 0.0f;
+  bool nonfinite = false;
+};
+
+BP_HD void scan_element(BlockScan& scan, float x) {
+  const float magnitude = fabsf(x);
+  if (!(magnitude <= FLT_MAX)) {
+    scan.nonfinite = true;  // NaN or infinity
+  } else if (magnitude > scan.absmax) {
+    scan.absmax = magnitude;
+  }
+}
+
+BP_HD void merge_scan(BlockScan& into, const BlockScan& other) {
+  if (other.absmax > into.absmax) into.absmax = other.absmax;
+  into.nonfinite = into.nonfinite || other.nonfinite;
+}
+
+BP_HD std::int64_t block_begin(std::int64_t block, std::int64_t blocksize) { return block * blocksize; }
+BP_HD std::int64_t block_end(std::int64_t block, std::int64_t blocksize, std::int64_t numel) {
+  const std::int64_t end = (block + 1) * blocksize;
+  return end < numel ? end : numel;
+}
+
+// v = x / absmax, one IEEE division. An all-zero block (absmax 0) normalises to 0.
+BP_HD float normalize(float x, float absmax) { return absmax > 0.0f ? x / absmax : 0.0f; }
+
+// Index into sorted_values of the nearest code: the number of midpoints strictly below v.
+BP_HD int nearest_sorted_index(const CodeTable& table, float v) {
+  int lo = 0, hi = table.sorted_count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (table.midpoints[mid] < v) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// Stochastic rounding between the two codes that bracket v: up with probability
+// (v - below) / (above - below), decided by the uniform draw r in [0, 1).
+BP_HD int stochastic_sorted_index(const CodeTable& table, float v, float r) {
+  const int last = table.sorted_count - 1;
+  if (!(v > table.sorted_values[0])) return 0;
+  if (!(v < table.sorted_values[last])) return last;
+  int lo = 0, hi = last;  // find the largest k with sorted_values[k] <= v
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (table.sorted_values[mid] <= v) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const float below = table.sorted_values[lo];
+  const float above = table.sorted_values[lo + 1];
+  const float probability_up = (v - below) / (above - below);
+  return r < probability_up ? lo + 1 : lo;
+}
+
+// The code of element `logical` (call-local index) of a block with the given absmax.
+BP_HD std::uint8_t quantize_element(const CodeTable& table, const QuantizeParams& p, std::int64_t logical,
+                                   float absmax) {
+  const float x = load_as_float(p.input, p.input_dtype, p.input_index.storage(logical));
+  const float v = normalize(x, absmax);
+  int sorted_index;
+  if (p.rounding.enabled) {
+    const std::uint64_t global = p.rounding.element_offset + static_cast<std::uint64_t>(logical);
+    sorted_index = stochastic_sorted_index(table, v, stochastic_uniform(p.rounding.seed, p.rounding.stream, global));
+  } else {
+    sorted_index = nearest_sorted_index(table, v);
+  }
+  return table.sorted_codes[sorted_index];
+}
+
+// Write the absmax and flag of a block once its scan is complete. A block with NaN or infinity
+// gets absmax NaN, its flag set, and every code set to the zero code.
+BP_HD float finish_block(const QuantizeParams& p, std::int64_t block, const BlockScan& scan) {
+  p.nonfinite[block] = scan.nonfinite ? 1 : 0;
+  const float absmax = scan.nonfinite ? float_from_bits(kCanonicalNanF32) : scan.absmax;
+  p.absmax[block] = absmax;
+  return absmax;
+}
+
+// Codes of the byte `byte_index` of a 4-bit output: elements 2i (high nibble) and 2i+1.
+BP_HD std::uint8_t quantize_packed_byte(const CodeTable& table, const QuantizeParams& p, std::int64_t byte_index,
+                                       float absmax, bool nonfinite) {
+  const std::int64_t first = 2 * byte_index;
+  std::uint8_t high = table.zero_code, low = 0;
+  if (!nonfinite) high = quantize_element(table, p, first, absmax);
+  if (first + 1 < p.numel) low = nonfinite ? table.zero_code : quantize_element(table, p, first + 1, absmax);
+  return static_cast<std::uint8_t>((high << 4) | (low & 0x0F));
+}
+
+// The whole of one block on one thread (the CPU launcher's unit of work).
+BP_HD void quantize_block(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  const std::int64_t begin = block_begin(block, p.blocksize);
+  const std::int64_t end = block_end(block, p.blocksize, p.numel);
+  BlockScan scan;
+  for (std::int64_t i = begin; i < end; ++i) {
+    scan_element(scan, load_as_float(p.input, p.input_dtype, p.input_index.storage(i)));
+  }
+  const float absmax = finish_block(p, block, scan);
+  if (table.bits == 4) {
+    for (std::int64_t byte = begin / 2; byte < (end + 1) / 2; ++byte) {
+      p.codes[byte] = quantize_packed_byte(table, p, byte, absmax, scan.nonfinite);
+    }
+  } else {
+    for (std::int64_t i = begin; i < end; ++i) {
+      p.codes[i] = scan.nonfinite ? table.zero_code : quantize_element(table, p, i, absmax);
+    }
+  }
+}
+
+BP_HD std::uint8_t code_at(const DequantizeParams& p, std::int64_t logical) {
+  if (p.bits == 4) {
+    const std::uint8_t byte = p.codes[logical / 2];
+    return (logical % 2 == 0) ? static_cast<std::uint8_t>(byte >> 4) : static_cast<std::uint8_t>(byte & 0x0F);
+  }
+  return p.codes[logical];
+}
+
+// out = round(code_value * absmax): the product of two fp32 values is exact in double, so the
+// only rounding is the one to the output dtype.
+BP_HD void dequantize_element(const CodeTable& table, const DequantizeParams& p, std::int64_t logical) {
+  const float code_value = table.code_values[code_at(p, logical)];
+  const float absmax = p.absmax[logical / p.blocksize];
+  const double exact = static_cast<double>(code_value) * static_cast<double>(absmax);
+  store_rounded_double(p.output, p.output_dtype, p.output_index.storage(logical), exact);
+}
+
+struct ConvertParams {
+  const void* input = nullptr;
+  DType input_dtype = DType::f32;
+  StridedIndex input_index;
+  void* output = nullptr;
+  DType output_dtype = DType::f32;
+  StridedIndex output_index;
+  std::int64_t numel = 0;
+};
+
+BP_HD void convert_element(const ConvertParams& p, std::int64_t logical) {
+  const float value = load_as_float(p.input, p.input_dtype, p.input_index.storage(logical));
+  store_float(p.output, p.output_dtype, p.output_index.storage(logical), value);
+}
+
+}  // namespace bitparity

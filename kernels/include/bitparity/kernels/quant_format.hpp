@@ -1,0 +1,44 @@
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace bitparity {
+
+enum class QuantFormat : std::uint8_t { dynamic8_signed, dynamic8_unsigned, linear8, nf4, fp4 };
+
+// The decision table of one format, plain data for the kernel body.
+// Quantization rounds the normalised value to the nearest of `sorted_values` by comparing it with
+// the fp32 `midpoints` (a value equal to a midpoint goes to the lower code).
+struct CodeTable {
+  int bits = 8;                     // 8, or 4 for packed formats
+  int sorted_count = 0;             // distinct code values
+  float sorted_values[256] = {};    // ascending, distinct
+  float midpoints[255] = {};        // fp32 rounding of the exact midpoint of neighbours
+  std::uint8_t sorted_codes[256] = {};  // code emitted for each sorted value
+  float code_values[256] = {};      // value of each code, for dequantisation
+  std::uint8_t zero_code = 0;       // code of value +0, written for blocks without finite data
+};
+
+struct QuantFormatInfo {
+  QuantFormat format;
+  std::string_view name;
+  int bits;
+  std::string_view description;
+};
+
+std::span<const QuantFormatInfo> quant_formats();
+const QuantFormatInfo& quant_format_info(QuantFormat format);
+QuantFormat parse_quant_format(std::string_view name);  // throws Error(invalid_argument)
+const CodeTable& code_table(QuantFormat format);        // built once, immutable
+// Block sizes the kernels accept: powers of two 64..4096, and 32 for 4-bit formats.
+std::vector<std::int64_t> supported_block_sizes(QuantFormat format);
+void validate_block_size(QuantFormat format, std::int64_t blocksize);  // throws with the valid list
+
+// The 256 values of bitsandbytes' create_dynamic_map(signed, max_exponent_bits=7, total_bits=8)
+// and create_linear_map(signed=True), reproduced in fp32 arithmetic (see ARITHMETIC.md).
+std::vector<float> dynamic_map_values(bool is_signed);
+std::vector<float> linear_map_values();
+
+}  // namespace bitparity

@@ -1,0 +1,54 @@
+#pragma once
+// Entry points of the blockwise quantisation kernels. Each validates its arguments, then runs the
+// CPU or CUDA launcher for the device the tensors live on.
+#include <cstdint>
+#include <vector>
+
+#include "bitparity/kernels/launch.hpp"
+#include "bitparity/kernels/quant_body.hpp"
+#include "bitparity/kernels/quant_format.hpp"
+#include "bitparity/kernels/tensor_view.hpp"
+
+namespace bitparity {
+
+struct QuantizeOutputs {
+  TensorView codes;      // contiguous 1-D: u8 with numel elements, or packed4 with numel nibbles
+  TensorView absmax;     // contiguous 1-D f32, one per block
+  TensorView nonfinite;  // contiguous 1-D u8, one flag per block
+};
+
+struct QuantizeReport {
+  std::int64_t blocks = 0;
+  std::vector<std::int64_t> nonfinite_blocks;  // blocks holding NaN or infinity (absmax NaN, zero codes)
+};
+
+std::int64_t block_count(std::int64_t numel, std::int64_t blocksize);
+
+QuantizeReport quantize_blockwise(const TensorView& input, QuantFormat format, std::int64_t blocksize,
+                                  const QuantizeOutputs& outputs, const StochasticRounding& rounding = {},
+                                  const LaunchConfig& launch = {});
+
+void dequantize_blockwise(const TensorView& codes, const TensorView& absmax, QuantFormat format,
+                          std::int64_t blocksize, const TensorView& output, const LaunchConfig& launch = {});
+
+// Elementwise dtype conversion between f32, f16 and bf16 (round to nearest even once).
+void convert(const TensorView& input, const TensorView& output, const LaunchConfig& launch = {});
+
+// The launchers behind the entry points; arguments are already validated.
+namespace cpu {
+void quantize(const CodeTable& table, const QuantizeParams& params, const LaunchConfig& launch);
+void dequantize(const CodeTable& table, const DequantizeParams& params, const LaunchConfig& launch);
+void convert(const ConvertParams& params, const LaunchConfig& launch);
+}  // namespace cpu
+namespace cuda {
+void quantize(int device, const CodeTable& table, const QuantizeParams& params, const LaunchConfig& launch);
+void dequantize(int device, const CodeTable& table, const DequantizeParams& params, const LaunchConfig& launch);
+void convert(int device, const ConvertParams& params, const LaunchConfig& launch);
+// Device memory helpers for the implementations under test (fixtures/).
+void* allocate(int device, std::int64_t bytes);
+void release(void* pointer);
+void copy_to_device(int device, void* destination, const void* source, std::int64_t bytes);
+void copy_to_host(int device, void* destination, const void* source, std::int64_t bytes);
+}  // namespace cuda
+
+}  // namespace bitparity

@@ -1,0 +1,24 @@
+// Built instead of quantize_cuda.cu when nvcc is not found: no CUDA devices, clear refusals.
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/quantize.hpp"
+
+namespace bitparity {
+
+bool cuda_built() { return false; }
+int cuda_device_count() { return 0; }
+
+namespace cuda {
+namespace {
+[[noreturn]] void unavailable() {
+  throw Error(ErrorCode::device_unavailable, "this build has no CUDA launchers (nvcc was not found at configure time)");
+}
+}  // namespace
+void quantize(int, const CodeTable&, const QuantizeParams&, const LaunchConfig&) { unavailable(); }
+void dequantize(int, const CodeTable&, const DequantizeParams&, const LaunchConfig&) { unavailable(); }
+void convert(int, const ConvertParams&, const LaunchConfig&) { unavailable(); }
+void* allocate(int, std::int64_t) { unavailable(); }
+void release(void*) {}
+void copy_to_device(int, void*, const void*, std::int64_t) { unavailable(); }
+void copy_to_host(int, void*, const void*, std::int64_t) { unavailable(); }
+}  // namespace cuda
+}  // namespace bitparity

@@ -1,0 +1,40 @@
+// The CPU launcher: the kernel body of quant_body.hpp over worker threads, one quant block per task.
+#include "bitparity/kernels/quantize.hpp"
+#include "parallel_for.hpp"
+
+namespace bitparity::cpu {
+
+namespace {
+constexpr std::int64_t kElementsPerTask = 1 << 14;  // below this, threads cost more than they save
+}
+
+void quantize(const CodeTable& table, const QuantizeParams& params, const LaunchConfig& launch) {
+  const std::int64_t blocks = block_count(params.numel, params.blocksize);
+  const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerTask / params.blocksize);
+  detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
+    detail::parallel_for(first, last, launch.threads, min_blocks,
+                         [&](std::int64_t block) { quantize_block(table, params, block); });
+  });
+}
+
+void dequantize(const CodeTable& table, const DequantizeParams& params, const LaunchConfig& launch) {
+  const std::int64_t blocks = block_count(params.numel, params.blocksize);
+  const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerTask / params.blocksize);
+  detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
+    detail::parallel_for(first, last, launch.threads, min_blocks, [&](std::int64_t block) {
+      const std::int64_t end = block_end(block, params.blocksize, params.numel);
+      for (std::int64_t i = block_begin(block, params.blocksize); i < end; ++i) dequantize_element(table, params, i);
+    });
+  });
+}
+
+void convert(const ConvertParams& params, const LaunchConfig& launch) {
+  constexpr std::int64_t kChunk = 4096;
+  const std::int64_t chunks = (params.numel + kChunk - 1) / kChunk;
+  detail::parallel_for(0, chunks, launch.threads, kElementsPerTask / kChunk, [&](std::int64_t chunk) {
+    const std::int64_t end = std::min(params.numel, (chunk + 1) * kChunk);
+    for (std::int64_t i = chunk * kChunk; i < end; ++i) convert_element(params, i);
+  });
+}
+
+}  // namespace bitparity::cpu
