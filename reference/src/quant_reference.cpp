@@ -1,0 +1,174 @@
+// Admissible codes, decided in double where that is safe and in MPFR where it is not.
+//
+// The kernel computes fl(v) with v = x / absmax (|fl(v) - v| <= e(v) = max(2^-24 |v|, 2^-150)) and
+// compares it with midpoints stored in fp32 (|m - M| <= e(M)). Code j is admissible when the
+// kernel's decision region of j, [M_{j-1} - e(M_{j-1}), M_j + e(M_j)], meets [v - e(v), v + e(v)].
+// Every comparison is of the form  v + s*e(v)  versus  B  with B exact; multiplied by absmax > 0 it
+// becomes a comparison of exact products, which MPFR at 256 bits evaluates exactly.
+#include "bitparity/reference/quant_reference.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <boost/multiprecision/mpfr.hpp>
+
+#include "bitparity/kernels/quant_format.hpp"
+#include "bitparity/reference/rounding.hpp"
+
+namespace bitparity::reference {
+
+namespace {
+
+using Exact = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<80>>;  // 80 digits: 266 bits
+using ExactArray = Eigen::Array<Exact, Eigen::Dynamic, 1>;
+
+constexpr double kRelative = 0x1p-24;   // unit roundoff of fp32
+constexpr double kAbsolute = 0x1p-150;  // half the smallest fp32 subnormal
+
+// Exact sign of (v + direction * e(v)) - bound, where v = x / a, a > 0.
+// v + e(v) >= B  iff  (x + 2^-24 |x| >= B a) or (x + 2^-150 a >= B a); symmetrically for minus.
+int exact_compare(float x, float a, int direction, const Exact& bound) {
+  const Exact ex = x, ea = a, scaled_bound = bound * ea;
+  const Exact relative = ex + direction * Exact(kRelative) * abs(ex);
+  const Exact absolute = ex + direction * Exact(kAbsolute) * ea;
+  // direction +1: v + e(v) = max of the two forms; direction -1: min of the two forms.
+  const Exact shifted = direction == 0 ? ex : direction > 0 ? std::max(relative, absolute) : std::min(relative, absolute);
+  return shifted < scaled_bound ? -1 : (shifted > scaled_bound ? 1 : 0);
+}
+
+struct Thresholds {
+  std::vector<double> approx;  // double nearest to each exact threshold
+  std::vector<Exact> exact;
+};
+
+// Count thresholds t with t <op> (v + direction*e(v)), deciding in double unless too close.
+// strict: count t < w; otherwise count t <= w. Thresholds are ascending.
+int count_below(const Thresholds& thresholds, float x, float a, int direction, bool strict, bool& escalated) {
+  const double v = static_cast<double>(x) / static_cast<double>(a);
+  const double error = std::max(kRelative * std::fabs(v), kAbsolute);
+  const double w = v + direction * error;
+  // Error of w in double: a few units in the last place of |v| plus the subnormal floor.
+  const double slack = 0x1p-49 * (std::fabs(v) + error) + 0x1p-1060;
+  int count = static_cast<int>(std::lower_bound(thresholds.approx.begin(), thresholds.approx.end(), w - slack) -
+                               thresholds.approx.begin());
+  while (count < static_cast<int>(thresholds.approx.size())) {
+    const double t = thresholds.approx[count];
+    if (t > w + slack) break;
+    // Too close to decide in double (threshold double may be off by an ulp too): decide exactly.
+    escalated = true;
+    const int sign = exact_compare(x, a, direction, thresholds.exact[count]);  // sign of w - t
+    if (sign > 0 || (sign == 0 && !strict)) {
+      ++count;
+    } else {
+      break;
+    }
+  }
+  return count;
+}
+
+Thresholds make_thresholds(const std::vector<double>& points, int direction) {
+  Thresholds result;
+  for (double point : points) {
+    const Exact p = point;
+    const Exact relative = Exact(kRelative) * abs(p);
+    const Exact e = std::max(relative, Exact(kAbsolute));
+    const Exact t = p + direction * e;
+    result.exact.push_back(t);
+    result.approx.push_back(t.convert_to<double>());
+  }
+  return result;
+}
+
+}  // namespace
+
+FormatReference::FormatReference(QuantFormat format) {
+  const CodeTable& table = code_table(format);  // only the code values are taken from the format
+  bits_ = table.bits;
+  const int codes = 1 << bits_;
+  for (int code = 0; code < codes; ++code) code_values_.push_back(table.code_values[code]);
+  sorted_values_ = code_values_;
+  std::sort(sorted_values_.begin(), sorted_values_.end());
+  sorted_values_.erase(std::unique(sorted_values_.begin(), sorted_values_.end()), sorted_values_.end());
+  for (std::size_t i = 0; i + 1 < sorted_values_.size(); ++i) {
+    midpoints_.push_back((sorted_values_[i] + sorted_values_[i + 1]) / 2.0);  // exact (checked by the kernels' table)
+  }
+  for (double value : code_values_) {
+    code_to_sorted_.push_back(static_cast<int>(std::lower_bound(sorted_values_.begin(), sorted_values_.end(), value) -
+                                               sorted_values_.begin()));
+  }
+}
+
+QuantReference reference_quantize(std::span<const float> values, const FormatReference& format,
+                                  std::int64_t blocksize, bool stochastic) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  const std::int64_t blocks = (n + blocksize - 1) / blocksize;
+  QuantReference result;
+  result.absmax.resize(blocks);
+  result.nonfinite.resize(blocks);
+  result.admissible.resize(n);
+  result.normalized.resize(n);
+
+  // Decision thresholds: nearest rounding uses midpoints widened by their fp32 error; stochastic
+  // rounding brackets by the code values themselves (exact in fp32).
+  std::vector<double> points;
+  for (int i = 0; i + 1 < format.sorted_count(); ++i) points.push_back(format.midpoint(i));
+  const Thresholds lower = make_thresholds(points, -1), upper = make_thresholds(points, +1);
+  std::vector<double> code_points;
+  for (int i = 0; i < format.sorted_count(); ++i) code_points.push_back(format.sorted_value(i));
+  const Thresholds codes_exact = make_thresholds(code_points, 0);
+  const int zero_index = static_cast<int>(
+      std::lower_bound(code_points.begin(), code_points.end(), 0.0) - code_points.begin());
+  const int last = format.sorted_count() - 1;
+
+  for (std::int64_t block = 0; block < blocks; ++block) {
+    const std::int64_t begin = block * blocksize, end = std::min(n, begin + blocksize);
+    const Eigen::Map<const Eigen::ArrayXf> x(values.data() + begin, end - begin);
+    const bool nonfinite = !x.isFinite().all();
+    const float absmax = nonfinite ? std::numeric_limits<float>::quiet_NaN() : x.abs().maxCoeff();  // exact
+    result.absmax[block] = absmax;
+    result.nonfinite[block] = nonfinite ? 1 : 0;
+    if (nonfinite) continue;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const float xi = values[i];
+      AdmissibleRange range;
+      if (absmax == 0.0f) {
+        range = {static_cast<std::uint8_t>(zero_index), static_cast<std::uint8_t>(zero_index)};
+        result.normalized[i] = 0.0;
+      } else {
+        bool escalated = false;
+        result.normalized[i] = static_cast<double>(xi) / static_cast<double>(absmax);
+        int lowest, highest;
+        if (stochastic) {
+          // Lowest: the largest code <= v - e(v); highest: the smallest code >= v + e(v).
+          lowest = std::max(0, count_below(codes_exact, xi, absmax, -1, false, escalated) - 1);
+          highest = std::min(last, count_below(codes_exact, xi, absmax, +1, true, escalated));
+        } else {
+          // j admissible iff  M_{j-1} - e <= v + e(v)  and  v - e(v) <= M_j + e.
+          highest = count_below(lower, xi, absmax, +1, false, escalated);
+          lowest = count_below(upper, xi, absmax, -1, true, escalated);
+        }
+        range = {static_cast<std::uint8_t>(std::min(lowest, last)), static_cast<std::uint8_t>(std::min(highest, last))};
+        if (escalated) ++result.escalations;
+      }
+      result.admissible[i] = range;
+    }
+  }
+  return result;
+}
+
+std::vector<std::uint32_t> reference_dequantize(std::span<const std::uint8_t> codes, std::span<const float> absmax,
+                                                const FormatReference& format, std::int64_t blocksize,
+                                                DType dtype) {
+  // code value * absmax: the product of two fp32 values is exact in binary64, so the only
+  // rounding is the correct rounding to the output dtype.
+  std::vector<std::uint32_t> bits(codes.size());
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const double exact = format.code_value(codes[i]) * static_cast<double>(absmax[i / blocksize]);
+    bits[i] = correctly_rounded_bits(exact, dtype);
+  }
+  return bits;
+}
+
+}  // namespace bitparity::reference
