@@ -1,0 +1,21 @@
+#pragma once
+// The mutant runner: runs the properties against a mutant until one kills it or time runs out.
+#include <cstdint>
+#include <string>
+
+#include "bitparity/fixtures/mutants.hpp"
+
+namespace bitparity::properties {
+
+struct HuntResult {
+  std::string mutant;
+  bool killed = false;
+  std::string property;        // id and name of the killing property
+  std::string target;          // format/dtype and block size it was killed on
+  double seconds = 0.0;
+  std::string counterexample;
+};
+
+HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds, std::uint64_t seed);
+
+}  // namespace bitparity::properties

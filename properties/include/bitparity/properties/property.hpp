@@ -1,0 +1,93 @@
+#pragma once
+// A property is defined once and runs under ctest, `bitparity check`, the fuzzer and the mutant
+// runner. It takes implementations under test as parameters and never calls a kernel directly.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/properties/registry.hpp"
+
+namespace bitparity::properties {
+
+struct PropertyTarget {
+  fixtures::Implementation* iut = nullptr;
+  fixtures::Implementation* baseline = nullptr;  // P5: the implementation to agree with (cpu)
+  const FormatEntry* format = nullptr;           // null for conversion properties
+  DType dtype = DType::f32;
+  std::int64_t blocksize = 0;
+  // Exhaustive sweeps stop (passing, incomplete) at this time; random properties ignore it.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool past_deadline() const { return std::chrono::steady_clock::now() >= deadline; }
+};
+
+// Figures a run reports. Only cases before the first failure count (shrinking re-runs cases).
+struct PropertyStats {
+  std::int64_t cases = 0;
+  std::int64_t elements = 0;
+  std::int64_t violations = 0;           // violating elements of the first failing case
+  double max_error_over_bound = 0.0;     // largest observed error / derived bound (<= 1 when passing)
+  bool failed = false;
+  bool incomplete = false;  // an exhaustive sweep stopped at its deadline
+  std::string context;      // what the current case drew, printed with a violation
+
+  void note(const std::string& what) { context += (context.empty() ? "" : "; ") + what; }
+
+  void pass_case(std::int64_t case_elements);
+  void observe_ratio(double ratio);
+};
+
+// Thrown by a property on a violation (RapidCheck reports std::exception messages as failures).
+class PropertyViolation : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void report_violation(PropertyStats& stats, std::int64_t violating_elements, const std::string& message);
+
+struct PropertyDef {
+  std::string id;     // "P2"
+  std::string name;   // "layout"
+  std::string suite;  // "quant" or "conversions"
+  std::string claim;  // one sentence: what must hold
+  bool needs_baseline = false;  // P5 runs only for a device implementation against cpu
+  bool exhaustive = false;      // a deterministic sweep, not a random property
+  std::function<void(const PropertyTarget&, PropertyStats&)> body;
+};
+
+const std::vector<PropertyDef>& property_catalogue();
+const std::vector<std::string>& suite_names();
+std::vector<const PropertyDef*> properties_of_suite(const std::string& suite);  // throws on unknown
+
+struct RunOptions {
+  std::uint64_t seed = 1;
+  int max_cases = 20;     // random cases (per run)
+  double seconds = 0.0;   // stop starting new batches after this long; 0 = no limit
+  int max_size = 100;     // RapidCheck's size ceiling
+};
+
+struct RunResult {
+  bool passed = true;
+  PropertyStats stats;
+  std::string counterexample;  // the shrunk case and the violation, hexfloat throughout
+  double seconds = 0.0;
+};
+
+RunResult run_property(const PropertyDef& property, const PropertyTarget& target, const RunOptions& options);
+
+// The registry's targets of a suite: every format x dtype (or every 16-bit dtype for conversions).
+struct TargetSpec {
+  const FormatEntry* format = nullptr;
+  DType dtype = DType::f32;
+  std::string label() const;  // "nf4/bf16" or "f16"
+};
+std::vector<TargetSpec> suite_targets(const std::string& suite);
+
+// The property definitions, one file each family.
+void append_quant_properties(std::vector<PropertyDef>& catalogue);
+void append_conversion_properties(std::vector<PropertyDef>& catalogue);
+
+}  // namespace bitparity::properties

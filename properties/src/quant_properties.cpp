@@ -1,0 +1,278 @@
+// Quantisation properties P2 P3 P4 P5 P7 P8 P9, each defined once over the registry.
+#include <rapidcheck.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "bitparity/properties/generators.hpp"
+#include "bitparity/properties/show.hpp"
+#include "quant_harness.hpp"
+
+namespace bitparity::properties {
+
+namespace {
+
+using fixtures::HostTensor;
+
+StochasticRounding draw_rounding(PropertyStats& stats, bool allowed) {
+  StochasticRounding rounding;
+  rounding.enabled = allowed && *rc::gen::arbitrary<bool>();
+  if (rounding.enabled) {
+    rounding.seed = *rc::gen::arbitrary<std::uint64_t>();
+    rounding.stream = *rc::gen::inRange<std::uint64_t>(0, 4);
+    rounding.element_offset = *rc::gen::element<std::uint64_t>(0, 1, 4096, (1ull << 32) - 3, (1ull << 40) + 7);
+    stats.note("stochastic rounding seed=" + std::to_string(rounding.seed) + " stream=" + std::to_string(rounding.stream) +
+               " offset=" + std::to_string(rounding.element_offset));
+  }
+  return rounding;
+}
+
+// A strided input tensor with values in all of its storage, and its contiguous twin.
+struct LayoutCase {
+  HostTensor strided;
+  HostTensor contiguous;
+  std::vector<float> logical;
+  std::vector<std::int64_t> shape;
+};
+
+LayoutCase draw_layout_case(const PropertyTarget& t, PropertyStats& stats, std::int64_t max_blocks, bool nonfinite) {
+  LayoutCase c;
+  const std::int64_t n = draw_numel(t.blocksize, max_blocks, true);
+  c.shape = draw_shape(n, 5);
+  const Layout layout = draw_layout(c.shape, true);
+  const ValueRecipe recipe = draw_values(nonfinite);
+  stats.note(describe(layout));
+  stats.note(describe(recipe));
+  c.strided = make_tensor(t.dtype, layout);
+  fill_storage(c.strided, t.dtype, recipe, t.blocksize, code_table(t.format->format));
+  c.logical = fixtures::read_logical(c.strided.view());
+  c.contiguous = HostTensor::contiguous(t.dtype, c.shape);
+  fixtures::write_logical(c.contiguous.view(), c.logical);
+  return c;
+}
+
+std::vector<std::uint32_t> bits_of(const HostTensor& tensor) { return fixtures::read_logical_bits(tensor.view()); }
+
+// P7: absmax exact, every code admissible, dequantised values correctly rounded.
+void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
+  const FormatEntry& format = *t.format;
+  const std::int64_t n = draw_numel(t.blocksize, 4, nonfinite);
+  const auto shape = draw_shape(n, 4);
+  const ValueRecipe recipe = draw_values(nonfinite);
+  stats.note(describe_shape(shape) + " " + describe(recipe));
+  const std::vector<float> values = synthesize_values(recipe, n, t.blocksize, code_table(format.format), t.dtype);
+  HostTensor input = HostTensor::contiguous(t.dtype, shape);
+  fixtures::write_logical(input.view(), values);
+  const QuantOutput out = run_quantize(*t.iut, input.view(), format, t.blocksize, {}, {});
+  check_against_reference(stats, format, t.blocksize, values, out, false);
+
+  const DType out_dtype = *rc::gen::elementOf(float_dtypes());
+  const HostTensor deq = run_dequantize(*t.iut, out, format, t.blocksize, out_dtype, contiguous_layout(shape), {});
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) codes[i] = code_at(out.codes, i, format.bits);
+  const auto expected = reference::reference_dequantize(codes, out.absmax, format_reference(format.format), t.blocksize, out_dtype);
+  expect_same_bits(stats, expected, bits_of(deq), out_dtype, "dequantize vs correctly rounded code*absmax");
+  stats.pass_case(n);
+}
+
+// P2: any layout gives the bits of the contiguous tensor (quantize, dequantize, convert).
+void layout_invariance(const PropertyTarget& t, PropertyStats& stats) {
+  const FormatEntry& format = *t.format;
+  LayoutCase c = draw_layout_case(t, stats, 3, *rc::gen::arbitrary<bool>());
+  const StochasticRounding rounding = draw_rounding(stats, true);
+  const QuantOutput expected = run_quantize(*t.iut, c.contiguous.view(), format, t.blocksize, rounding, {});
+  const QuantOutput actual = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, {});
+  expect_same_quantization(stats, expected, actual, "quantize(strided) vs quantize(contiguous)", format.bits,
+                           static_cast<std::int64_t>(c.logical.size()));
+
+  const DType out_dtype = *rc::gen::elementOf(float_dtypes());
+  const Layout out_layout = draw_layout(c.shape, false);
+  stats.note(std::string("output ") + dtype_name(out_dtype) + " " + describe(out_layout));
+  const HostTensor flat = run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, contiguous_layout(c.shape), {});
+  const HostTensor strided = run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, out_layout, {});
+  expect_same_bits(stats, bits_of(flat), bits_of(strided), out_dtype, "dequantize into a strided output");
+  expect_untouched_outside_view(stats, strided, 0x5A, "dequantize into a strided output");
+
+  HostTensor converted = make_tensor(out_dtype, out_layout, 0x5A);
+  HostTensor converted_flat = HostTensor::contiguous(out_dtype, c.shape);
+  t.iut->convert(c.strided.view(), converted.view(), {});
+  t.iut->convert(c.contiguous.view(), converted_flat.view(), {});
+  expect_same_bits(stats, bits_of(converted_flat), bits_of(converted), out_dtype, "convert strided to strided");
+  expect_untouched_outside_view(stats, converted, 0x5A, "convert into a strided output");
+  stats.pass_case(static_cast<std::int64_t>(c.logical.size()));
+}
+
+// P3: the launch configuration cannot change a result.
+void launch_invariance(const PropertyTarget& t, PropertyStats& stats) {
+  const FormatEntry& format = *t.format;
+  LayoutCase c = draw_layout_case(t, stats, 6, false);
+  const StochasticRounding rounding = draw_rounding(stats, true);
+  const LaunchConfig launch = draw_launch();
+  stats.note("launch {" + launch.describe() + "}");
+  const QuantOutput expected = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, {});
+  const QuantOutput actual = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, launch);
+  expect_same_quantization(stats, expected, actual, "quantize with launch {" + launch.describe() + "}", format.bits,
+                           static_cast<std::int64_t>(c.logical.size()));
+  const DType out_dtype = *rc::gen::elementOf(float_dtypes());
+  const Layout layout = contiguous_layout(c.shape);
+  expect_same_bits(stats, bits_of(run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, layout, {})),
+                   bits_of(run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, layout, launch)), out_dtype,
+                   "dequantize with launch {" + launch.describe() + "}");
+  stats.pass_case(static_cast<std::int64_t>(c.logical.size()));
+}
+
+// P4: the same call twice gives the same bits.
+void determinism(const PropertyTarget& t, PropertyStats& stats) {
+  const FormatEntry& format = *t.format;
+  LayoutCase c = draw_layout_case(t, stats, 4, *rc::gen::arbitrary<bool>());
+  const StochasticRounding rounding = draw_rounding(stats, true);
+  const LaunchConfig launch = draw_launch();
+  const QuantOutput first = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, launch);
+  const QuantOutput second = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, launch);
+  expect_same_quantization(stats, first, second, "second identical quantize call", format.bits,
+                           static_cast<std::int64_t>(c.logical.size()));
+  const Layout layout = contiguous_layout(c.shape);
+  expect_same_bits(stats, bits_of(run_dequantize(*t.iut, first, format, t.blocksize, t.dtype, layout, launch)),
+                   bits_of(run_dequantize(*t.iut, first, format, t.blocksize, t.dtype, layout, launch)), t.dtype,
+                   "second identical dequantize call");
+  stats.pass_case(static_cast<std::int64_t>(c.logical.size()));
+}
+
+// P5: the implementation under test gives the bits of the baseline (cpu) on the same inputs.
+void device_parity(const PropertyTarget& t, PropertyStats& stats) {
+  const FormatEntry& format = *t.format;
+  LayoutCase c = draw_layout_case(t, stats, 8, *rc::gen::arbitrary<bool>());
+  const StochasticRounding rounding = draw_rounding(stats, true);
+  const QuantOutput expected = run_quantize(*t.baseline, c.strided.view(), format, t.blocksize, rounding, {});
+  const QuantOutput actual = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, draw_launch());
+  expect_same_quantization(stats, expected, actual, t.iut->name() + " vs " + t.baseline->name() + " quantize",
+                           format.bits, static_cast<std::int64_t>(c.logical.size()));
+  const DType out_dtype = *rc::gen::elementOf(float_dtypes());
+  const Layout layout = draw_layout(c.shape, false);
+  expect_same_bits(stats, bits_of(run_dequantize(*t.baseline, expected, format, t.blocksize, out_dtype, layout, {})),
+                   bits_of(run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, layout, {})), out_dtype,
+                   t.iut->name() + " vs " + t.baseline->name() + " dequantize");
+  HostTensor on_baseline = HostTensor::contiguous(out_dtype, c.shape), on_iut = HostTensor::contiguous(out_dtype, c.shape);
+  t.baseline->convert(c.strided.view(), on_baseline.view(), {});
+  t.iut->convert(c.strided.view(), on_iut.view(), {});
+  expect_same_bits(stats, bits_of(on_baseline), bits_of(on_iut), out_dtype, "convert on both devices");
+  stats.pass_case(static_cast<std::int64_t>(c.logical.size()));
+}
+
+// P8: stochastic rounding picks a bracketing code, is keyed by the global index (pieces processed
+// at their global offsets give the whole tensor's bits), and is unbiased.
+void stochastic_rounding(const PropertyTarget& t, PropertyStats& stats) {
+  const FormatEntry& format = *t.format;
+  const CodeTable& table = code_table(format.format);
+  const std::int64_t n = draw_numel(t.blocksize, 6, false);
+  const ValueRecipe recipe = draw_values(false);
+  stats.note("numel=" + std::to_string(n) + " " + describe(recipe));
+  const std::vector<float> values = synthesize_values(recipe, n, t.blocksize, table, t.dtype);
+  HostTensor input = HostTensor::contiguous(t.dtype, {n});
+  fixtures::write_logical(input.view(), values);
+  StochasticRounding rounding = draw_rounding(stats, false);
+  rounding.enabled = true;
+  rounding.seed = *rc::gen::arbitrary<std::uint64_t>();
+  rounding.element_offset = *rc::gen::element<std::uint64_t>(0, 12345, (1ull << 33) + 1);
+  const QuantOutput whole = run_quantize(*t.iut, input.view(), format, t.blocksize, rounding, {});
+  check_against_reference(stats, format, t.blocksize, values, whole, true);
+
+  // Pieces cut at block boundaries, each quantised as its own call at its global offset.
+  const std::int64_t blocks = block_count(n, t.blocksize);
+  const std::int64_t cut_blocks = *rc::gen::inRange<std::int64_t>(1, blocks + 1);
+  for (std::int64_t first_block = 0; first_block < blocks; first_block += cut_blocks) {
+    const std::int64_t begin = first_block * t.blocksize, end = std::min(n, (first_block + cut_blocks) * t.blocksize);
+    TensorView piece = input.view();
+    piece.index = make_index({end - begin}, {1}, begin);
+    StochasticRounding at_offset = rounding;
+    at_offset.element_offset = rounding.element_offset + static_cast<std::uint64_t>(begin);
+    const QuantOutput part = run_quantize(*t.iut, piece, format, t.blocksize, at_offset, {});
+    for (std::int64_t i = begin; i < end; ++i) {
+      const int a = code_at(whole.codes, i, format.bits), b = code_at(part.codes, i - begin, format.bits);
+      if (a != b) {
+        report_violation(stats, 1, "stochastic rounding of element " + std::to_string(i) + " differs when the tensor is " +
+                                       "processed in pieces of " + std::to_string(cut_blocks) + " blocks at their global offsets: whole " +
+                                       std::to_string(a) + ", piece " + std::to_string(b));
+      }
+    }
+  }
+  stats.pass_case(n);
+}
+
+// P8, statistical half: many copies of one value between two codes; the mean of the chosen code
+// values must be v within 6 standard deviations of the binomial mean (false alarm < 2e-9), plus
+// the kernel's bias bound of 2^-22 of the gap (24-bit uniform draw and the fp32 probability).
+void stochastic_unbiased(const PropertyTarget& t, PropertyStats& stats) {
+  const FormatEntry& format = *t.format;
+  const CodeTable& table = code_table(format.format);
+  const int j = *rc::gen::inRange(0, table.sorted_count - 1);
+  const double fraction = *rc::gen::inRange(1, 1000) / 1000.0;
+  // absmax 1, so v = x exactly; rounding to a 16-bit dtype may move x into a neighbouring gap.
+  const float x = round_to_dtype(table.sorted_values[j] + fraction * (table.sorted_values[j + 1] - table.sorted_values[j]), t.dtype);
+  RC_PRE(x >= table.sorted_values[0] && x <= table.sorted_values[table.sorted_count - 1]);  // v inside the map
+  int k = 0;
+  while (k + 2 < table.sorted_count && table.sorted_values[k + 1] <= x) ++k;
+  const double below = table.sorted_values[k], above = table.sorted_values[k + 1];
+  constexpr std::int64_t kSamples = 1 << 15;
+  const std::int64_t per_block = t.blocksize - 1;
+  const std::int64_t blocks = (kSamples + per_block - 1) / per_block;
+  std::vector<float> values(static_cast<std::size_t>(blocks * t.blocksize), x);
+  for (std::int64_t b = 0; b < blocks; ++b) values[b * t.blocksize] = 1.0f;
+  HostTensor input = HostTensor::contiguous(t.dtype, {static_cast<std::int64_t>(values.size())});
+  fixtures::write_logical(input.view(), values);
+  StochasticRounding rounding;
+  rounding.enabled = true;
+  rounding.seed = *rc::gen::arbitrary<std::uint64_t>();
+  const QuantOutput out = run_quantize(*t.iut, input.view(), format, t.blocksize, rounding, {});
+  const reference::FormatReference& ref = format_reference(format.format);
+  double sum = 0;
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(values.size()); ++i) {
+    if (i % t.blocksize == 0) continue;
+    sum += ref.code_value(code_at(out.codes, i, format.bits));
+    ++count;
+  }
+  const double v = x, mean = sum / count;
+  const double gap = above - below;
+  const double p = std::clamp((v - below) / gap, 0.0, 1.0);
+  const double sigma = gap * std::sqrt(p * (1 - p) / count);
+  const double bound = 6 * sigma + gap * 0x1p-22;
+  stats.observe_ratio(bound > 0 ? std::fabs(mean - v) / bound : 0.0);
+  if (std::fabs(mean - v) > bound) {
+    std::ostringstream text;
+    text << "stochastic rounding is biased: " << count << " copies of v=" << show_double(v) << " between codes "
+         << show_double(below) << " and " << show_double(above) << " average " << show_double(mean)
+         << ", |mean - v| = " << std::fabs(mean - v) << " > 6 sigma + 2^-22 gap = " << bound;
+    report_violation(stats, 1, text.str());
+  }
+  stats.pass_case(count);
+}
+
+}  // namespace
+
+void append_quant_properties(std::vector<PropertyDef>& catalogue) {
+  catalogue.push_back({"P7", "quantization", "quant",
+                       "absmax is exact, every code is admissible, dequantized = correctly rounded code*absmax", false,
+                       false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, false); }});
+  catalogue.push_back({"P2", "layout", "quant",
+                       "strided, permuted, sliced, offset, broadcast and chunk+all_gather inputs and outputs give the "
+                       "contiguous bits, and nothing outside an output view is written",
+                       false, false, layout_invariance});
+  catalogue.push_back({"P3", "launch", "quant", "threads, grid and launch splitting do not change a bit", false, false,
+                       launch_invariance});
+  catalogue.push_back({"P4", "determinism", "quant", "the same call twice gives the same bits", false, false,
+                       determinism});
+  catalogue.push_back({"P8", "stochastic-rounding", "quant",
+                       "codes bracket v, are keyed by the global index (pieces at global offsets agree with the whole)",
+                       false, false, stochastic_rounding});
+  catalogue.push_back({"P8u", "stochastic-unbiased", "quant",
+                       "the mean of stochastic codes is v within 6 sigma + 2^-22 of the code gap", false, false,
+                       stochastic_unbiased});
+  catalogue.push_back({"P9", "special-values", "quant",
+                       "NaN/Inf blocks are reported with absmax NaN and zero codes; zero blocks, subnormals and empty "
+                       "tensors follow the policy; finite blocks stay exact",
+                       false, false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, true); }});
+  catalogue.push_back({"P5", "device", "quant", "every CUDA device gives the CPU's bits", true, false, device_parity});
+}
+
+}  // namespace bitparity::properties

@@ -1,0 +1,32 @@
+#include "bitparity/properties/registry.hpp"
+
+#include "bitparity/kernels/errors.hpp"
+
+namespace bitparity::properties {
+
+const std::vector<FormatEntry>& quant_registry() {
+  static const std::vector<FormatEntry> entries = [] {
+    std::vector<FormatEntry> list;
+    for (const auto& info : quant_formats()) {
+      list.push_back({info.format, std::string(info.name), info.bits, supported_block_sizes(info.format)});
+    }
+    return list;
+  }();
+  return entries;
+}
+
+const FormatEntry& find_format(const std::string& name) {
+  std::string choices;
+  for (const auto& entry : quant_registry()) {
+    if (entry.name == name) return entry;
+    choices += (choices.empty() ? "" : ", ") + entry.name;
+  }
+  throw Error(ErrorCode::invalid_argument, "unknown format '" + name + "'; expected one of " + choices);
+}
+
+const std::vector<DType>& float_dtypes() {
+  static const std::vector<DType> dtypes = {DType::f32, DType::f16, DType::bf16};
+  return dtypes;
+}
+
+}  // namespace bitparity::properties

@@ -1,0 +1,139 @@
+#include <rapidcheck.h>
+#include <rapidcheck/detail/TestListenerAdapter.h>
+
+#include <chrono>
+#include <sstream>
+
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/property.hpp"
+
+namespace bitparity::properties {
+
+void PropertyStats::pass_case(std::int64_t case_elements) {
+  if (failed) return;
+  ++cases;
+  elements += case_elements;
+}
+
+void PropertyStats::observe_ratio(double ratio) {
+  if (!failed && ratio > max_error_over_bound) max_error_over_bound = ratio;
+}
+
+void report_violation(PropertyStats& stats, std::int64_t violating_elements, const std::string& message) {
+  if (!stats.failed) {
+    stats.failed = true;
+    stats.violations = violating_elements;
+  }
+  throw PropertyViolation(message + (stats.context.empty() ? "" : "\n  case: " + stats.context));
+}
+
+const std::vector<PropertyDef>& property_catalogue() {
+  static const std::vector<PropertyDef> catalogue = [] {
+    std::vector<PropertyDef> list;
+    append_quant_properties(list);
+    append_conversion_properties(list);  // exhaustive sweeps last: the mutant runner meets them after the fast ones
+    return list;
+  }();
+  return catalogue;
+}
+
+const std::vector<std::string>& suite_names() {
+  static const std::vector<std::string> names = {"quant", "conversions"};
+  return names;
+}
+
+std::vector<const PropertyDef*> properties_of_suite(const std::string& suite) {
+  std::vector<const PropertyDef*> found;
+  for (const auto& property : property_catalogue()) {
+    if (property.suite == suite) found.push_back(&property);
+  }
+  if (found.empty()) {
+    std::string choices;
+    for (const auto& name : suite_names()) choices += (choices.empty() ? "" : ", ") + name;
+    throw Error(ErrorCode::invalid_argument, "unknown suite '" + suite + "'; expected one of " + choices);
+  }
+  return found;
+}
+
+std::string TargetSpec::label() const {
+  return format ? format->name + "/" + dtype_name(dtype) : std::string(dtype_name(dtype));
+}
+
+std::vector<TargetSpec> suite_targets(const std::string& suite) {
+  std::vector<TargetSpec> targets;
+  if (suite == "conversions") {
+    targets.push_back({nullptr, DType::f16});
+    targets.push_back({nullptr, DType::bf16});
+    return targets;
+  }
+  for (const auto& format : quant_registry()) {
+    for (DType dtype : float_dtypes()) targets.push_back({&format, dtype});
+  }
+  return targets;
+}
+
+RunResult run_property(const PropertyDef& property, const PropertyTarget& target, const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  RunResult result;
+  if (property.exhaustive) {
+    PropertyTarget bounded = target;
+    if (options.seconds > 0) {
+      bounded.deadline = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options.seconds));
+    }
+    try {
+      property.body(bounded, result.stats);
+    } catch (const std::exception& error) {
+      result.passed = false;
+      result.counterexample = error.what();
+    }
+    result.seconds = elapsed();
+    return result;
+  }
+  constexpr int kBatch = 10;
+  std::uint64_t seed = options.seed;
+  while (result.stats.cases < options.max_cases && (options.seconds <= 0 || elapsed() < options.seconds)) {
+    rc::detail::TestParams params;
+    params.seed = seed++;
+    params.maxSuccess = static_cast<int>(std::min<std::int64_t>(kBatch, options.max_cases - result.stats.cases));
+    params.maxSize = options.max_size;
+    params.maxDiscardRatio = 10;
+    rc::detail::TestMetadata metadata;
+    metadata.id = property.id;
+    metadata.description = property.name;
+    rc::detail::TestListenerAdapter quiet;
+    const auto before = result.stats.cases;
+    const auto outcome = rc::detail::checkProperty(
+        rc::detail::toProperty([&] {
+          result.stats.context.clear();
+          try {
+            property.body(target, result.stats);
+          } catch (const Error& refusal) {
+            // A refusal of a valid case is a failure too (P2: results, or a refusal only for bad input).
+            report_violation(result.stats, 1, std::string("the implementation refused a valid case: ") + refusal.what());
+          }
+        }), metadata, params, quiet);
+    rc::detail::FailureResult failure;
+    if (outcome.match(failure)) {
+      result.passed = false;
+      std::ostringstream text;
+      text << failure.description << "\n  shrunk case:";
+      for (const auto& [type, value] : failure.counterExample) text << "\n    " << value;
+      text << "\n  RapidCheck seed " << params.seed << " (same build reproduces it)";
+      result.counterexample = text.str();
+      break;
+    }
+    rc::detail::Error error;
+    if (outcome.match(error)) {
+      result.passed = false;
+      result.counterexample = "RapidCheck error: " + error.description;
+      break;
+    }
+    if (result.stats.cases == before) break;  // every case discarded: nothing more to learn
+  }
+  result.seconds = elapsed();
+  return result;
+}
+
+}  // namespace bitparity::properties

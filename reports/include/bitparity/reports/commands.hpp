@@ -1,0 +1,34 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bitparity::reports {
+
+struct CheckCommand {
+  std::vector<std::string> suites;
+  std::vector<std::string> devices;
+  double seconds = 0.0;
+  int cases = 3;
+  std::uint64_t seed = 1;
+  std::string json_path;
+  bool verbose = false;
+};
+
+struct MutantsCommand {
+  double seconds = 30.0;
+  std::uint64_t seed = 1;
+  std::string json_path;
+  std::vector<std::string> only;
+};
+
+void add_check_command(CLI::App& app, CheckCommand& command);
+void add_mutants_command(CLI::App& app, MutantsCommand& command);
+void add_list_command(CLI::App& app);
+int run_check_command(const CheckCommand& command);
+int run_mutants_command(const MutantsCommand& command);
+int run_list_command();
+
+}  // namespace bitparity::reports

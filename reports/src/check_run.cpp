@@ -1,0 +1,117 @@
+#include "bitparity/reports/check_run.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/properties/property.hpp"
+
+namespace bitparity::reports {
+
+using properties::PropertyDef;
+using properties::PropertyTarget;
+using properties::RunOptions;
+
+std::vector<CheckRow> run_check(const CheckOptions& options) {
+  struct Planned {
+    const PropertyDef* property;
+    properties::TargetSpec spec;
+    std::string device;
+  };
+  std::vector<Planned> plan;
+  for (const auto& suite : options.suites) {
+    for (const PropertyDef* property : properties::properties_of_suite(suite)) {
+      for (const auto& device : options.devices) {
+        if (property->needs_baseline && device == "cpu") continue;  // P5 compares a device with cpu
+        for (const auto& spec : properties::suite_targets(suite)) plan.push_back({property, spec, device});
+      }
+    }
+  }
+  std::size_t random_rows = 0;
+  for (const auto& planned : plan) random_rows += planned.property->exhaustive ? 0 : 1;
+  const double row_budget = options.seconds > 0 && random_rows > 0 ? options.seconds / random_rows : 0.0;
+
+  const auto baseline = fixtures::make_implementation("cpu");
+  std::vector<CheckRow> rows;
+  for (const auto& [property, spec, device] : plan) {
+    const auto iut = fixtures::make_implementation(device);
+    CheckRow row;
+    row.suite = property->suite;
+    row.property = property->id + " " + property->name;
+    row.format = spec.format ? spec.format->name : std::string("f32<->") + dtype_name(spec.dtype);
+    row.dtype = dtype_name(spec.dtype);
+    row.device = device;
+    std::vector<std::int64_t> block_sizes = spec.format ? spec.format->block_sizes : std::vector<std::int64_t>{0};
+    for (std::int64_t blocksize : block_sizes) {
+      PropertyTarget target;
+      target.iut = iut.get();
+      target.baseline = property->needs_baseline ? baseline.get() : nullptr;
+      target.format = spec.format;
+      target.dtype = spec.dtype;
+      target.blocksize = blocksize;
+      RunOptions run;
+      run.seed = options.seed + rows.size() * 7919 + static_cast<std::uint64_t>(blocksize);
+      run.max_cases = row_budget > 0 ? 1 << 30 : options.cases_per_block_size;
+      run.seconds = row_budget > 0 ? row_budget / block_sizes.size() : 0.0;
+      const auto result = properties::run_property(*property, target, run);
+      if (spec.format) row.block_sizes.push_back(blocksize);
+      row.cases += result.stats.cases;
+      row.elements += result.stats.elements;
+      row.violations += result.passed ? 0 : std::max<std::int64_t>(1, result.stats.violations);
+      row.max_error_over_bound = std::max(row.max_error_over_bound, result.stats.max_error_over_bound);
+      row.seconds += result.seconds;
+      row.incomplete = row.incomplete || result.stats.incomplete;
+      if (!result.passed && row.passed) {
+        row.passed = false;
+        row.counterexample = "blocksize " + std::to_string(blocksize) + ": " + result.counterexample;
+      }
+    }
+    if (options.verbose) {
+      std::cerr << row.property << ' ' << row.format << '/' << row.dtype << " on " << row.device << ": "
+                << (row.passed ? "ok" : "FAILED") << " (" << row.seconds << " s)\n";
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::json check_json(const std::vector<CheckRow>& rows) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& row : rows) {
+    nlohmann::json entry = {{"suite", row.suite},
+                            {"property", row.property},
+                            {"format", row.format},
+                            {"dtype", row.dtype},
+                            {"device", row.device},
+                            {"block_sizes", row.block_sizes},
+                            {"cases", row.cases},
+                            {"elements", row.elements},
+                            {"violations", row.violations},
+                            {"max_error_over_bound", row.max_error_over_bound},
+                            {"seconds", row.seconds}};
+    if (row.incomplete) entry["incomplete"] = true;
+    if (!row.passed) entry["counterexample"] = row.counterexample;
+    results.push_back(entry);
+  }
+  return {{"results", results}};
+}
+
+void print_check_table(const std::vector<CheckRow>& rows) {
+  std::printf("%-26s %-22s %-5s %-7s %7s %12s %10s %10s\n", "property", "format", "dtype", "device", "cases",
+              "elements", "violations", "err/bound");
+  std::int64_t violations = 0;
+  for (const auto& row : rows) {
+    std::printf("%-26s %-22s %-5s %-7s %7lld %12lld %10lld %10.3g%s\n", row.property.c_str(), row.format.c_str(),
+                row.dtype.c_str(), row.device.c_str(), static_cast<long long>(row.cases),
+                static_cast<long long>(row.elements), static_cast<long long>(row.violations), row.max_error_over_bound,
+                row.incomplete ? "  (stopped at its deadline)" : "");
+    violations += row.violations;
+  }
+  for (const auto& row : rows) {
+    if (!row.passed) std::printf("\nFAILED %s %s/%s on %s\n%s\n", row.property.c_str(), row.format.c_str(),
+                                 row.dtype.c_str(), row.device.c_str(), row.counterexample.c_str());
+  }
+  std::printf("\n%zu rows, %lld violations\n", rows.size(), static_cast<long long>(violations));
+}
+
+}  // namespace bitparity::reports

@@ -1,0 +1,141 @@
+#include "bitparity/reports/commands.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/fixtures/mutants.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/mutant_hunt.hpp"
+#include "bitparity/properties/property.hpp"
+#include "bitparity/reports/check_run.hpp"
+
+namespace bitparity::reports {
+
+namespace {
+
+void write_json(const std::string& path, const nlohmann::json& document) {
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  std::ofstream out(target);
+  if (!out) throw Error(ErrorCode::invalid_argument, "cannot write '" + path + "'; check the directory exists and is writable");
+  out << document.dump(2) << '\n';
+}
+
+std::vector<std::string> expand_devices(const std::vector<std::string>& requested) {
+  if (requested.empty()) return {"cpu"};
+  std::vector<std::string> devices;
+  for (const auto& device : requested) {
+    if (device == "all") {
+      for (const auto& found : fixtures::device_implementation_names()) devices.push_back(found);
+    } else {
+      if (device.starts_with("mutant:")) {
+        throw Error(ErrorCode::invalid_argument, "'" + device + "' is a mutant; mutants run with `bitparity mutants`");
+      }
+      fixtures::make_implementation(device);  // refuses unknown or absent devices with the reason
+      devices.push_back(device);
+    }
+  }
+  return devices;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, CheckCommand& command) {
+  auto* check = app.add_subcommand("check", "run the properties over the registry and print a table");
+  check->add_option("--suite", command.suites, "suite to run: quant, conversions (repeatable; default all)");
+  check->add_option("--device", command.devices, "cpu, cuda:N or all (repeatable; default cpu)");
+  check->add_option("--seconds", command.seconds, "time budget for the random properties (default: fixed case counts)")
+      ->check(CLI::NonNegativeNumber);
+  check->add_option("--cases", command.cases, "random cases per block size when no --seconds is given")
+      ->check(CLI::PositiveNumber);
+  check->add_option("--seed", command.seed, "first RapidCheck seed");
+  check->add_option("--json", command.json_path, "write the results as JSON to this file");
+  check->add_flag("--verbose", command.verbose, "print each row as it finishes");
+}
+
+void add_mutants_command(CLI::App& app, MutantsCommand& command) {
+  auto* mutants = app.add_subcommand("mutants", "run the properties against every catalogued mutant");
+  mutants->add_option("--seconds", command.seconds, "time budget per mutant (default 30)")->check(CLI::PositiveNumber);
+  mutants->add_option("--seed", command.seed, "first RapidCheck seed");
+  mutants->add_option("--json", command.json_path, "write the results as JSON to this file");
+  mutants->add_option("--only", command.only, "run only these mutants (repeatable)");
+}
+
+void add_list_command(CLI::App& app) {
+  app.add_subcommand("list", "list formats, block sizes, properties, mutants and devices");
+}
+
+int run_check_command(const CheckCommand& command) {
+  CheckOptions options;
+  options.suites = command.suites.empty() ? properties::suite_names() : command.suites;
+  for (const auto& suite : options.suites) properties::properties_of_suite(suite);  // refuses unknown suites
+  options.devices = expand_devices(command.devices);
+  options.seconds = command.seconds;
+  options.cases_per_block_size = command.cases;
+  options.seed = command.seed;
+  options.verbose = command.verbose;
+  const auto rows = run_check(options);
+  print_check_table(rows);
+  if (!command.json_path.empty()) write_json(command.json_path, check_json(rows));
+  for (const auto& row : rows) {
+    if (row.violations > 0) return 1;
+  }
+  return 0;
+}
+
+int run_mutants_command(const MutantsCommand& command) {
+  nlohmann::json list = nlohmann::json::array();
+  int survivors = 0;
+  for (const auto& mutant : fixtures::mutant_catalogue()) {
+    if (!command.only.empty() && std::find(command.only.begin(), command.only.end(), mutant.name) == command.only.end()) {
+      continue;
+    }
+    const auto hunt = properties::hunt_mutant(mutant, command.seconds, command.seed);
+    if (hunt.killed) {
+      std::printf("KILLED   %-30s by %-24s in %6.2f s on %s\n%s\n\n", mutant.name.c_str(), hunt.property.c_str(),
+                  hunt.seconds, hunt.target.c_str(), hunt.counterexample.c_str());
+    } else {
+      ++survivors;
+      std::printf("SURVIVED %-30s after %.1f s (%s)\n\n", mutant.name.c_str(), hunt.seconds, mutant.description.c_str());
+    }
+    list.push_back({{"name", mutant.name},
+                    {"description", mutant.description},
+                    {"killed", hunt.killed},
+                    {"property", hunt.property},
+                    {"target", hunt.target},
+                    {"seconds", hunt.seconds},
+                    {"counterexample", hunt.counterexample}});
+  }
+  std::printf("%zu mutants, %d survived\n", list.size(), survivors);
+  if (!command.json_path.empty()) write_json(command.json_path, {{"mutants", list}});
+  return survivors == 0 ? 0 : 1;
+}
+
+int run_list_command() {
+  std::printf("formats (registry):\n");
+  for (const auto& format : properties::quant_registry()) {
+    std::printf("  %-18s %d-bit  block sizes:", format.name.c_str(), format.bits);
+    for (auto size : format.block_sizes) std::printf(" %lld", static_cast<long long>(size));
+    std::printf("\n");
+  }
+  std::printf("properties:\n");
+  for (const auto& property : properties::property_catalogue()) {
+    std::printf("  %-4s %-20s [%s] %s\n", property.id.c_str(), property.name.c_str(), property.suite.c_str(),
+                property.claim.c_str());
+  }
+  std::printf("mutants:\n");
+  for (const auto& mutant : fixtures::mutant_catalogue()) {
+    std::printf("  mutant:%-28s %s\n", mutant.name.c_str(), mutant.description.c_str());
+  }
+  std::printf("devices:\n");
+  for (const auto& device : fixtures::device_implementation_names()) std::printf("  %s\n", device.c_str());
+  std::printf("CUDA launchers %s\n", cuda_built() ? "built" : "not built (nvcc was not found)");
+  return 0;
+}
+
+}  // namespace bitparity::reports
