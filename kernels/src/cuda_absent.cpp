@@ -20,5 +20,6 @@ void* allocate(int, std::int64_t) { unavailable(); }
 void release(void*) {}
 void copy_to_device(int, void*, const void*, std::int64_t) { unavailable(); }
 void copy_to_host(int, void*, const void*, std::int64_t) { unavailable(); }
+void copy_on_device(int, void*, const void*, std::int64_t) { unavailable(); }
 }  // namespace cuda
 }  // namespace bitparity

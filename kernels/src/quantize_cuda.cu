@@ -167,5 +167,11 @@ void copy_to_host(int device, void* destination, const void* source, std::int64_
   check(cudaMemcpy(destination, source, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
 }
 
+void copy_on_device(int device, void* destination, const void* source, std::int64_t bytes) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  check(cudaMemcpy(destination, source, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
+  check(cudaDeviceSynchronize(), "cudaMemcpy D2D");
+}
+
 }  // namespace cuda
 }  // namespace bitparity

@@ -73,18 +73,24 @@ BP_HD std::int64_t block_end(std::int64_t block, std::int64_t blocksize, std::in
 // v = x / absmax, one IEEE division. An all-zero block (absmax 0) normalises to 0.
 BP_HD float normalize(float x, float absmax) { return absmax > 0.0f ? x / absmax : 0.0f; }
 
-// Index into sorted_values of the nearest code: the number of midpoints strictly below v.
-BP_HD int nearest_sorted_index(const CodeTable& table, float v) {
-  int lo = 0, hi = table.sorted_count - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (table.midpoints[mid] < v) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
+// Number of the first n entries of an ascending table that are < v (or <= v): a binary search
+// by descending powers of two, without data-dependent branches (n <= 255).
+BP_HD int count_below(const float* ascending, int n, float v, bool or_equal) {
+  int count = 0;
+  for (int step = 128; step > 0; step >>= 1) {
+    const int probe = count + step;
+    if (probe <= n) {
+      const float entry = ascending[probe - 1];
+      count = (or_equal ? entry <= v : entry < v) ? probe : count;
     }
   }
-  return lo;
+  return count;
+}
+
+// Index into sorted_values of the nearest code: the number of midpoints strictly below v, so a
+// value equal to a midpoint goes to the lower code.
+BP_HD int nearest_sorted_index(const CodeTable& table, float v) {
+  return count_below(table.midpoints, table.sorted_count - 1, v, false);
 }
 
 // Stochastic rounding between the two codes that bracket v: up with probability
@@ -93,15 +99,7 @@ BP_HD int stochastic_sorted_index(const CodeTable& table, float v, float r) {
   const int last = table.sorted_count - 1;
   if (!(v > table.sorted_values[0])) return 0;
   if (!(v < table.sorted_values[last])) return last;
-  int lo = 0, hi = last;  // find the largest k with sorted_values[k] <= v
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (table.sorted_values[mid] <= v) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
+  const int lo = count_below(table.sorted_values, table.sorted_count, v, true) - 1;  // sorted_values[lo] <= v
   const float below = table.sorted_values[lo];
   const float above = table.sorted_values[lo + 1];
   const float probability_up = (v - below) / (above - below);

@@ -49,6 +49,8 @@ void* allocate(int device, std::int64_t bytes);
 void release(void* pointer);
 void copy_to_device(int device, void* destination, const void* source, std::int64_t bytes);
 void copy_to_host(int device, void* destination, const void* source, std::int64_t bytes);
+// Device-to-device copy, synchronised: the bandwidth baseline of the benchmarks.
+void copy_on_device(int device, void* destination, const void* source, std::int64_t bytes);
 }  // namespace cuda
 
 }  // namespace bitparity

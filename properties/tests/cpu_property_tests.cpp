@@ -1,0 +1,16 @@
+// Every property of the catalogue on the CPU implementation, over the whole registry.
+#include "property_test_support.hpp"
+
+namespace bitparity::properties::testing {
+namespace {
+
+class CpuProperty : public ::testing::TestWithParam<PropertyCase> {};
+
+TEST_P(CpuProperty, Holds) { run_case(GetParam(), "cpu", 12, 20261122); }
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, CpuProperty,
+                         ::testing::ValuesIn(catalogue_cases([](const PropertyDef& p) { return !p.needs_baseline; })),
+                         [](const auto& info) { return info.param.name(); });
+
+}  // namespace
+}  // namespace bitparity::properties::testing

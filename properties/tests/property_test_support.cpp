@@ -1,0 +1,37 @@
+#include "property_test_support.hpp"
+
+#include <algorithm>
+
+#include "bitparity/fixtures/implementation.hpp"
+
+namespace bitparity::properties::testing {
+
+std::string PropertyCase::name() const {
+  std::string label = property->id + "_" + property->name + "_" + spec.label();
+  std::replace_if(label.begin(), label.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  return label;
+}
+
+void run_case(const PropertyCase& c, const std::string& iut_name, int cases_per_block_size, std::uint64_t seed) {
+  const auto iut = fixtures::make_implementation(iut_name);
+  const auto baseline = fixtures::make_implementation("cpu");
+  const std::vector<std::int64_t> block_sizes = c.spec.format ? c.spec.format->block_sizes : std::vector<std::int64_t>{0};
+  for (std::int64_t blocksize : block_sizes) {
+    PropertyTarget target;
+    target.iut = iut.get();
+    target.baseline = c.property->needs_baseline ? baseline.get() : nullptr;
+    target.format = c.spec.format;
+    target.dtype = c.spec.dtype;
+    target.blocksize = blocksize;
+    RunOptions options;
+    options.seed = seed + static_cast<std::uint64_t>(blocksize);
+    options.max_cases = cases_per_block_size;
+    const RunResult result = run_property(*c.property, target, options);
+    ASSERT_TRUE(result.passed) << c.property->id << " " << c.property->claim << "\n" << c.spec.label()
+                               << " blocksize " << blocksize << " on " << iut_name << ":\n" << result.counterexample;
+    EXPECT_FALSE(result.stats.incomplete);
+    EXPECT_GT(result.stats.cases, 0) << "every case was discarded";
+  }
+}
+
+}  // namespace bitparity::properties::testing
