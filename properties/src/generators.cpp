@@ -255,12 +255,35 @@ Layout chunk_gather_layout(const std::vector<std::int64_t>& sizes, int dim, std:
   return layout;
 }
 
+// One torch.chunk piece along `dim` of a contiguous parent holding `pieces` such pieces: the
+// parent's strides, an offset to the piece, storage for the whole parent.
+Layout chunk_piece_layout(const std::vector<std::int64_t>& sizes, int dim, std::int64_t pieces, std::int64_t index) {
+  std::vector<std::int64_t> parent = sizes;
+  parent[dim] *= pieces;
+  Layout layout;
+  layout.sizes = sizes;
+  layout.strides = contiguous_strides(parent);
+  layout.offset = index * sizes[dim] * layout.strides[dim];
+  layout.recipe = "chunk piece " + std::to_string(index) + "/" + std::to_string(pieces) + " of dim " + std::to_string(dim);
+  return layout;
+}
+
 }  // namespace
 
 Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast) {
   const int ndim = static_cast<int>(sizes.size());
-  const int kind = *rc::gen::inRange(0, 4);  // 0 contiguous, 1-2 strided, 3 chunk + all_gather
+  const int kind = *rc::gen::inRange(0, 5);  // 0 contiguous, 1-2 strided, 3 chunk + all_gather, 4 chunk piece
   Layout layout;
+  if (kind == 4 && ndim > 0) {
+    const int dim = *rc::gen::inRange(0, ndim);
+    const std::int64_t pieces = *rc::gen::inRange<std::int64_t>(2, 5);
+    const std::int64_t index = *rc::gen::inRange<std::int64_t>(0, pieces);
+    layout = chunk_piece_layout(sizes, dim, pieces, index);
+    std::int64_t parent_numel = pieces;
+    for (auto size : sizes) parent_numel *= size;
+    layout.storage_elements = std::max(parent_numel, storage_needed(layout));
+    return layout;
+  }
   if (kind == 3 && ndim < 8) {
     std::vector<std::pair<int, std::int64_t>> splits;
     for (int d = 0; d < ndim; ++d) {

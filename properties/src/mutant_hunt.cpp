@@ -4,19 +4,22 @@
 
 #include <chrono>
 
+#include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/properties/property.hpp"
 
 namespace bitparity::properties {
 
-HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds, std::uint64_t seed) {
+HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds, std::uint64_t seed,
+                       const std::string& only_property) {
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const auto iut = mutant.make();
+  const auto baseline = fixtures::make_implementation("cpu");
   HuntResult hunt;
   hunt.mutant = mutant.name;
   std::vector<const PropertyDef*> properties;
   for (const auto& property : property_catalogue()) {
-    if (!property.needs_baseline) properties.push_back(&property);
+    if (only_property.empty() || property.id == only_property) properties.push_back(&property);
   }
   for (int round = 0; elapsed() < budget_seconds; ++round) {
     for (const PropertyDef* property : properties) {
@@ -24,6 +27,7 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
       const TargetSpec& spec = targets[(round * 7 + property->id.size()) % targets.size()];
       PropertyTarget target;
       target.iut = iut.get();
+      target.baseline = property->needs_baseline ? baseline.get() : nullptr;
       target.format = spec.format;
       target.dtype = spec.dtype;
       if (spec.format) target.blocksize = spec.format->block_sizes[(round * 3) % spec.format->block_sizes.size()];

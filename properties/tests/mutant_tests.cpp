@@ -6,6 +6,7 @@
 
 #include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/properties/mutant_hunt.hpp"
+#include "bitparity/properties/property.hpp"
 
 namespace bitparity::properties {
 namespace {
@@ -26,6 +27,29 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, Mutant, ::testing::ValuesIn(fixtures::mutant
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
+
+// Every property must be shown to fail: each kills the mutant the catalogue assigns to it, alone.
+class PropertyKillsItsMutant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PropertyKillsItsMutant, Alone) {
+  int assigned = 0;
+  for (const auto& mutant : fixtures::mutant_catalogue()) {
+    if (mutant.killer != GetParam()) continue;
+    ++assigned;
+    const HuntResult hunt = hunt_mutant(mutant, 30.0, 11, GetParam());
+    EXPECT_TRUE(hunt.killed) << GetParam() << " did not kill " << mutant.name << " in " << hunt.seconds << " s";
+  }
+  EXPECT_GT(assigned, 0) << "property " << GetParam() << " has no mutant in the catalogue that it must kill";
+}
+
+std::vector<std::string> property_ids() {
+  std::vector<std::string> ids;
+  for (const auto& property : property_catalogue()) ids.push_back(property.id);
+  return ids;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, PropertyKillsItsMutant, ::testing::ValuesIn(property_ids()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace bitparity::properties

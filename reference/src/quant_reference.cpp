@@ -40,7 +40,7 @@ int exact_compare(float x, float a, int direction, const Exact& bound) {
 
 struct Thresholds {
   std::vector<double> approx;  // double nearest to each exact threshold
-  std::vector<Exact> exact;
+  ExactArray exact;
 };
 
 // Count thresholds t with t <op> (v + direction*e(v)), deciding in double unless too close.
@@ -68,16 +68,14 @@ int count_below(const Thresholds& thresholds, float x, float a, int direction, b
   return count;
 }
 
+// Thresholds p + direction * e(p) with e(p) = max(2^-24 |p|, 2^-150), exact in MPFR.
 Thresholds make_thresholds(const std::vector<double>& points, int direction) {
   Thresholds result;
-  for (double point : points) {
-    const Exact p = point;
-    const Exact relative = Exact(kRelative) * abs(p);
-    const Exact e = std::max(relative, Exact(kAbsolute));
-    const Exact t = p + direction * e;
-    result.exact.push_back(t);
-    result.approx.push_back(t.convert_to<double>());
-  }
+  const ExactArray p = Eigen::Map<const Eigen::ArrayXd>(points.data(), static_cast<Eigen::Index>(points.size())).cast<Exact>();
+  const ExactArray relative = p.abs() * Exact(kRelative);
+  const ExactArray e = relative.max(Exact(kAbsolute));
+  result.exact = p + e * Exact(direction);
+  for (Eigen::Index i = 0; i < result.exact.size(); ++i) result.approx.push_back(result.exact[i].convert_to<double>());
   return result;
 }
 

@@ -1,5 +1,6 @@
 #include "bitparity/reports/check_run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -12,6 +13,31 @@ using properties::PropertyDef;
 using properties::PropertyTarget;
 using properties::RunOptions;
 
+namespace {
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return list.empty() || std::find(list.begin(), list.end(), item) != list.end();
+}
+
+bool selected(const properties::TargetSpec& spec, const CheckOptions& options) {
+  if (!contains(options.dtypes, dtype_name(spec.dtype))) return false;
+  return spec.format == nullptr || contains(options.formats, spec.format->name);
+}
+
+std::vector<std::int64_t> selected_block_sizes(const properties::TargetSpec& spec, const CheckOptions& options) {
+  if (!spec.format) return {0};
+  std::vector<std::int64_t> sizes;
+  for (auto size : spec.format->block_sizes) {
+    if (options.block_sizes.empty() ||
+        std::find(options.block_sizes.begin(), options.block_sizes.end(), size) != options.block_sizes.end()) {
+      sizes.push_back(size);
+    }
+  }
+  return sizes;
+}
+
+}  // namespace
+
 std::vector<CheckRow> run_check(const CheckOptions& options) {
   struct Planned {
     const PropertyDef* property;
@@ -23,7 +49,9 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
     for (const PropertyDef* property : properties::properties_of_suite(suite)) {
       for (const auto& device : options.devices) {
         if (property->needs_baseline && device == "cpu") continue;  // P5 compares a device with cpu
-        for (const auto& spec : properties::suite_targets(suite)) plan.push_back({property, spec, device});
+        for (const auto& spec : properties::suite_targets(suite)) {
+          if (selected(spec, options)) plan.push_back({property, spec, device});
+        }
       }
     }
   }
@@ -41,7 +69,8 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
     row.format = spec.format ? spec.format->name : std::string("f32<->") + dtype_name(spec.dtype);
     row.dtype = dtype_name(spec.dtype);
     row.device = device;
-    std::vector<std::int64_t> block_sizes = spec.format ? spec.format->block_sizes : std::vector<std::int64_t>{0};
+    const std::vector<std::int64_t> block_sizes = selected_block_sizes(spec, options);
+    if (block_sizes.empty()) continue;  // this format has none of the requested block sizes
     for (std::int64_t blocksize : block_sizes) {
       PropertyTarget target;
       target.iut = iut.get();

@@ -36,7 +36,8 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& requeste
       if (device.starts_with("mutant:")) {
         throw Error(ErrorCode::invalid_argument, "'" + device + "' is a mutant; mutants run with `bitparity mutants`");
       }
-      fixtures::make_implementation(device);  // refuses unknown or absent devices with the reason
+      parse_device(device);                   // refuses what is not a device name
+      fixtures::make_implementation(device);  // refuses absent devices with the reason
       devices.push_back(device);
     }
   }
@@ -49,6 +50,9 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   auto* check = app.add_subcommand("check", "run the properties over the registry and print a table");
   check->add_option("--suite", command.suites, "suite to run: quant, conversions (repeatable; default all)");
   check->add_option("--device", command.devices, "cpu, cuda:N or all (repeatable; default cpu)");
+  check->add_option("--format", command.formats, "only these formats (repeatable; default every format)");
+  check->add_option("--dtype", command.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
+  check->add_option("--block-size", command.block_sizes, "only these block sizes (repeatable)");
   check->add_option("--seconds", command.seconds, "time budget for the random properties (default: fixed case counts)")
       ->check(CLI::NonNegativeNumber);
   check->add_option("--cases", command.cases, "random cases per block size when no --seconds is given")
@@ -75,6 +79,30 @@ int run_check_command(const CheckCommand& command) {
   options.suites = command.suites.empty() ? properties::suite_names() : command.suites;
   for (const auto& suite : options.suites) properties::properties_of_suite(suite);  // refuses unknown suites
   options.devices = expand_devices(command.devices);
+  for (const auto& name : command.formats) options.formats.push_back(properties::find_format(name).name);
+  for (const auto& name : command.dtypes) {
+    const DType dtype = parse_dtype(name);
+    if (!is_float_dtype(dtype)) {
+      throw Error(ErrorCode::invalid_argument, "dtype '" + name + "' is not an input dtype; use f32, f16 or bf16");
+    }
+    options.dtypes.push_back(dtype_name(dtype));
+  }
+  for (std::int64_t size : command.block_sizes) {
+    bool supported = false;
+    for (const auto& format : properties::quant_registry()) {
+      const bool wanted = options.formats.empty() ||
+                          std::find(options.formats.begin(), options.formats.end(), format.name) != options.formats.end();
+      if (wanted && std::find(format.block_sizes.begin(), format.block_sizes.end(), size) != format.block_sizes.end()) {
+        supported = true;
+      }
+    }
+    if (!supported) {
+      throw Error(ErrorCode::invalid_argument, "block size " + std::to_string(size) +
+                                                   " is not supported by the selected formats; use a power of two "
+                                                   "from 64 to 4096 (or 32 for nf4 and fp4)");
+    }
+  }
+  options.block_sizes = command.block_sizes;
   options.seconds = command.seconds;
   options.cases_per_block_size = command.cases;
   options.seed = command.seed;
@@ -106,6 +134,7 @@ int run_mutants_command(const MutantsCommand& command) {
     list.push_back({{"name", mutant.name},
                     {"description", mutant.description},
                     {"killed", hunt.killed},
+                    {"expected_killer", mutant.killer},
                     {"property", hunt.property},
                     {"target", hunt.target},
                     {"seconds", hunt.seconds},

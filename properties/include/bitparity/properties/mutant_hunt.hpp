@@ -16,6 +16,8 @@ struct HuntResult {
   std::string counterexample;
 };
 
-HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds, std::uint64_t seed);
+// All properties (P5 with the mutant as the device and cpu as the baseline), or only `only_property`.
+HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds, std::uint64_t seed,
+                       const std::string& only_property = "");
 
 }  // namespace bitparity::properties

@@ -12,6 +12,9 @@ namespace bitparity::reports {
 struct CheckOptions {
   std::vector<std::string> suites;   // quant, conversions
   std::vector<std::string> devices;  // cpu, cuda:N
+  std::vector<std::string> formats;  // empty: every format of the registry
+  std::vector<std::string> dtypes;   // empty: f32, f16, bf16
+  std::vector<std::int64_t> block_sizes;  // empty: every block size of each format
   double seconds = 0.0;              // total budget for random properties; 0 = fixed case counts
   int cases_per_block_size = 3;
   std::uint64_t seed = 1;

@@ -10,6 +10,9 @@ namespace bitparity::reports {
 struct CheckCommand {
   std::vector<std::string> suites;
   std::vector<std::string> devices;
+  std::vector<std::string> formats;
+  std::vector<std::string> dtypes;
+  std::vector<std::int64_t> block_sizes;
   double seconds = 0.0;
   int cases = 3;
   std::uint64_t seed = 1;
