@@ -107,39 +107,31 @@ void report(benchmark::State& state, Buffers& buffers, std::int64_t bytes_moved,
   state.counters["ratio_to_copy"] = rate / copy_rate;
 }
 
-void quantize_benchmark(benchmark::State& state, QuantFormat format, DType dtype, Device device) {
+// One benchmark body for both directions: the timed call differs, the buffers and traffic do not.
+void blockwise_benchmark(benchmark::State& state, QuantFormat format, DType dtype, Device device, bool quantize) {
   if (device.kind == DeviceKind::cuda && device.index >= cuda_device_count()) {
     state.SkipWithError("no CUDA device");
     return;
   }
   const int bits = quant_format_info(format).bits;
+  const DType code_dtype = bits == 4 ? DType::packed4 : DType::u8;
   Buffers buffers(device, dtype, bits);
   const std::int64_t blocks = kElements / kBlocksize;
-  const QuantizeOutputs outputs{flat(buffers.codes, bits == 4 ? DType::packed4 : DType::u8, device, kElements),
-                                flat(buffers.absmax, DType::f32, device, blocks), flat(buffers.flags, DType::u8, device, blocks)};
-  const TensorView input = flat(buffers.input, dtype, device, kElements);
+  const TensorView values = flat(buffers.input, dtype, device, kElements);
+  const QuantizeOutputs quantized{flat(buffers.codes, code_dtype, device, kElements),
+                                  flat(buffers.absmax, DType::f32, device, blocks),
+                                  flat(buffers.flags, DType::u8, device, blocks)};
   const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) quantize_blockwise(input, format, kBlocksize, outputs);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::int64_t moved = buffers.input_bytes + dtype_storage_bytes(bits == 4 ? DType::packed4 : DType::u8, kElements) + blocks * 5;
-  report(state, buffers, moved, seconds);
-}
-
-void dequantize_benchmark(benchmark::State& state, QuantFormat format, DType dtype, Device device) {
-  if (device.kind == DeviceKind::cuda && device.index >= cuda_device_count()) {
-    state.SkipWithError("no CUDA device");
-    return;
+  for (auto _ : state) {
+    if (quantize) {
+      quantize_blockwise(values, format, kBlocksize, quantized);
+    } else {
+      dequantize_blockwise(quantized.codes, quantized.absmax, format, kBlocksize, values);
+    }
   }
-  const int bits = quant_format_info(format).bits;
-  Buffers buffers(device, dtype, bits);
-  const std::int64_t blocks = kElements / kBlocksize;
-  const TensorView codes = flat(buffers.codes, bits == 4 ? DType::packed4 : DType::u8, device, kElements);
-  const TensorView absmax = flat(buffers.absmax, DType::f32, device, blocks);
-  const TensorView output = flat(buffers.input, dtype, device, kElements);
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) dequantize_blockwise(codes, absmax, format, kBlocksize, output);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::int64_t moved = buffers.input_bytes + dtype_storage_bytes(bits == 4 ? DType::packed4 : DType::u8, kElements) + blocks * 4;
+  // Values in or out, codes out or in, absmax (and, when quantizing, the flags).
+  const std::int64_t moved = buffers.input_bytes + dtype_storage_bytes(code_dtype, kElements) + blocks * (quantize ? 5 : 4);
   report(state, buffers, moved, seconds);
 }
 
@@ -150,10 +142,12 @@ void register_all() {
     for (const auto& info : quant_formats()) {
       for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
         const std::string suffix = std::string(info.name) + "/" + dtype_name(dtype) + "/" + device.str();
-        benchmark::RegisterBenchmark(("quantize/" + suffix).c_str(), quantize_benchmark, info.format, dtype, device)
-            ->UseRealTime()->Unit(benchmark::kMillisecond);
-        benchmark::RegisterBenchmark(("dequantize/" + suffix).c_str(), dequantize_benchmark, info.format, dtype, device)
-            ->UseRealTime()->Unit(benchmark::kMillisecond);
+        for (bool quantize : {true, false}) {
+          benchmark::RegisterBenchmark(((quantize ? "quantize/" : "dequantize/") + suffix).c_str(), blockwise_benchmark,
+                                       info.format, dtype, device, quantize)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
+        }
       }
     }
   }

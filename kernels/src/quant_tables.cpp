@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <string>
 
@@ -88,6 +89,12 @@ CodeTable build_table(QuantFormat format) {
     if ((a + b) - a != b) throw Error(ErrorCode::invalid_argument, "code map midpoint is not exact in double");
     table.midpoints[i] = static_cast<float>(midpoint);
   }
+  for (int i = table.sorted_count; i < 256; ++i) table.sorted_values[i] = std::numeric_limits<float>::infinity();
+  for (int i = table.sorted_count - 1; i < 256; ++i) table.midpoints[i] = std::numeric_limits<float>::infinity();
+  // Counts run up to sorted_count - 1 (v beyond the last code is handled before the search), and
+  // the steps first_step, first_step/2, ..., 1 reach 2*first_step - 1.
+  table.first_step = 1;
+  while (2 * table.first_step < table.sorted_count) table.first_step *= 2;
   if (!zero_found) throw Error(ErrorCode::invalid_argument, "code map has no +0 code");
   return table;
 }

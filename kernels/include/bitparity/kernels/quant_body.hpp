@@ -73,16 +73,14 @@ BP_HD std::int64_t block_end(std::int64_t block, std::int64_t blocksize, std::in
 // v = x / absmax, one IEEE division. An all-zero block (absmax 0) normalises to 0.
 BP_HD float normalize(float x, float absmax) { return absmax > 0.0f ? x / absmax : 0.0f; }
 
-// Number of the first n entries of an ascending table that are < v (or <= v): a binary search
-// by descending powers of two, without data-dependent branches (n <= 255).
-BP_HD int count_below(const float* ascending, int n, float v, bool or_equal) {
+// Number of entries of an ascending table that are < v (or <= v), by a binary search over
+// descending powers of two from `first_step`, with no data-dependent branch. The tables are padded
+// with +inf up to 255 entries, which never count for a finite v.
+BP_HD int count_below(const float* ascending, int first_step, float v, bool or_equal) {
   int count = 0;
-  for (int step = 128; step > 0; step >>= 1) {
-    const int probe = count + step;
-    if (probe <= n) {
-      const float entry = ascending[probe - 1];
-      count = (or_equal ? entry <= v : entry < v) ? probe : count;
-    }
+  for (int step = first_step; step > 0; step >>= 1) {
+    const float entry = ascending[count + step - 1];
+    count += (or_equal ? entry <= v : entry < v) ? step : 0;
   }
   return count;
 }
@@ -90,7 +88,7 @@ BP_HD int count_below(const float* ascending, int n, float v, bool or_equal) {
 // Index into sorted_values of the nearest code: the number of midpoints strictly below v, so a
 // value equal to a midpoint goes to the lower code.
 BP_HD int nearest_sorted_index(const CodeTable& table, float v) {
-  return count_below(table.midpoints, table.sorted_count - 1, v, false);
+  return count_below(table.midpoints, table.first_step, v, false);
 }
 
 // Stochastic rounding between the two codes that bracket v: up with probability
@@ -99,7 +97,7 @@ BP_HD int stochastic_sorted_index(const CodeTable& table, float v, float r) {
   const int last = table.sorted_count - 1;
   if (!(v > table.sorted_values[0])) return 0;
   if (!(v < table.sorted_values[last])) return last;
-  const int lo = count_below(table.sorted_values, table.sorted_count, v, true) - 1;  // sorted_values[lo] <= v
+  const int lo = count_below(table.sorted_values, table.first_step, v, true) - 1;  // sorted_values[lo] <= v
   const float below = table.sorted_values[lo];
   const float above = table.sorted_values[lo + 1];
   const float probability_up = (v - below) / (above - below);

@@ -14,8 +14,9 @@ enum class QuantFormat : std::uint8_t { dynamic8_signed, dynamic8_unsigned, line
 struct CodeTable {
   int bits = 8;                     // 8, or 4 for packed formats
   int sorted_count = 0;             // distinct code values
-  float sorted_values[256] = {};    // ascending, distinct
-  float midpoints[255] = {};        // fp32 rounding of the exact midpoint of neighbours
+  int first_step = 128;             // first step of the searches: 2*first_step >= sorted_count
+  float sorted_values[256] = {};    // ascending, distinct; +inf beyond sorted_count
+  float midpoints[256] = {};        // fp32 rounding of the exact midpoint of neighbours; +inf beyond
   std::uint8_t sorted_codes[256] = {};  // code emitted for each sorted value
   float code_values[256] = {};      // value of each code, for dequantisation
   std::uint8_t zero_code = 0;       // code of value +0, written for blocks without finite data
