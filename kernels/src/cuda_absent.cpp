@@ -1,5 +1,6 @@
 // Built instead of quantize_cuda.cu when nvcc is not found: no CUDA devices, clear refusals.
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/optim_launch.hpp"
 #include "bitparity/kernels/quantize.hpp"
 
 namespace bitparity {
@@ -21,5 +22,6 @@ void release(void*) {}
 void copy_to_device(int, void*, const void*, std::int64_t) { unavailable(); }
 void copy_to_host(int, void*, const void*, std::int64_t) { unavailable(); }
 void copy_on_device(int, void*, const void*, std::int64_t) { unavailable(); }
+bool optimizer_step(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 }  // namespace cuda
 }  // namespace bitparity

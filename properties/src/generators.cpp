@@ -270,7 +270,7 @@ Layout chunk_piece_layout(const std::vector<std::int64_t>& sizes, int dim, std::
 
 }  // namespace
 
-Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast) {
+Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast, bool keep_shape) {
   const int ndim = static_cast<int>(sizes.size());
   const int kind = *rc::gen::inRange(0, 5);  // 0 contiguous, 1-2 strided, 3 chunk + all_gather, 4 chunk piece
   Layout layout;
@@ -284,7 +284,7 @@ Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast)
     layout.storage_elements = std::max(parent_numel, storage_needed(layout));
     return layout;
   }
-  if (kind == 3 && ndim < 8) {
+  if (kind == 3 && ndim < 8 && !keep_shape) {
     std::vector<std::pair<int, std::int64_t>> splits;
     for (int d = 0; d < ndim; ++d) {
       for (std::int64_t k = 2; k <= std::min<std::int64_t>(sizes[d], 8); ++k) {

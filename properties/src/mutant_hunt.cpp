@@ -29,6 +29,7 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
       target.iut = iut.get();
       target.baseline = property->needs_baseline ? baseline.get() : nullptr;
       target.format = spec.format;
+      target.optimizer = spec.optimizer;
       target.dtype = spec.dtype;
       if (spec.format) target.blocksize = spec.format->block_sizes[(round * 3) % spec.format->block_sizes.size()];
       RunOptions options;

@@ -15,6 +15,15 @@ const std::vector<FormatEntry>& quant_registry() {
   return entries;
 }
 
+const std::vector<OptimizerEntry>& optimizer_registry() {
+  static const std::vector<OptimizerEntry> entries = [] {
+    std::vector<OptimizerEntry> list;
+    for (const auto& info : optimizers()) list.push_back({info.kind, std::string(info.name), info.states});
+    return list;
+  }();
+  return entries;
+}
+
 const FormatEntry& find_format(const std::string& name) {
   std::string choices;
   for (const auto& entry : quant_registry()) {

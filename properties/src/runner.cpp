@@ -31,6 +31,7 @@ const std::vector<PropertyDef>& property_catalogue() {
   static const std::vector<PropertyDef> catalogue = [] {
     std::vector<PropertyDef> list;
     append_quant_properties(list);
+    append_optimizer_properties(list);
     append_conversion_properties(list);  // exhaustive sweeps last: the mutant runner meets them after the fast ones
     return list;
   }();
@@ -38,7 +39,7 @@ const std::vector<PropertyDef>& property_catalogue() {
 }
 
 const std::vector<std::string>& suite_names() {
-  static const std::vector<std::string> names = {"quant", "conversions"};
+  static const std::vector<std::string> names = {"quant", "optim32", "conversions"};
   return names;
 }
 
@@ -56,18 +57,26 @@ std::vector<const PropertyDef*> properties_of_suite(const std::string& suite) {
 }
 
 std::string TargetSpec::label() const {
-  return format ? format->name + "/" + dtype_name(dtype) : std::string(dtype_name(dtype));
+  if (format) return format->name + "/" + dtype_name(dtype);
+  if (optimizer) return optimizer->name + "/" + dtype_name(dtype);
+  return dtype_name(dtype);
 }
 
 std::vector<TargetSpec> suite_targets(const std::string& suite) {
   std::vector<TargetSpec> targets;
   if (suite == "conversions") {
-    targets.push_back({nullptr, DType::f16});
-    targets.push_back({nullptr, DType::bf16});
+    targets.push_back({nullptr, nullptr, DType::f16});
+    targets.push_back({nullptr, nullptr, DType::bf16});
+    return targets;
+  }
+  if (suite == "optim32") {
+    for (const auto& optimizer : optimizer_registry()) {
+      for (DType dtype : float_dtypes()) targets.push_back({nullptr, &optimizer, dtype});
+    }
     return targets;
   }
   for (const auto& format : quant_registry()) {
-    for (DType dtype : float_dtypes()) targets.push_back({&format, dtype});
+    for (DType dtype : float_dtypes()) targets.push_back({&format, nullptr, dtype});
   }
   return targets;
 }

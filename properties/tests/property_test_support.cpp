@@ -21,6 +21,7 @@ void run_case(const PropertyCase& c, const std::string& iut_name, int cases_per_
     target.iut = iut.get();
     target.baseline = c.property->needs_baseline ? baseline.get() : nullptr;
     target.format = c.spec.format;
+    target.optimizer = c.spec.optimizer;
     target.dtype = c.spec.dtype;
     target.blocksize = blocksize;
     RunOptions options;

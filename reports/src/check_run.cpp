@@ -66,7 +66,9 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
     CheckRow row;
     row.suite = property->suite;
     row.property = property->id + " " + property->name;
-    row.format = spec.format ? spec.format->name : std::string("f32<->") + dtype_name(spec.dtype);
+    row.format = spec.format      ? spec.format->name
+                 : spec.optimizer ? spec.optimizer->name
+                                  : std::string("f32<->") + dtype_name(spec.dtype);
     row.dtype = dtype_name(spec.dtype);
     row.device = device;
     const std::vector<std::int64_t> block_sizes = selected_block_sizes(spec, options);
@@ -76,6 +78,7 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
       target.iut = iut.get();
       target.baseline = property->needs_baseline ? baseline.get() : nullptr;
       target.format = spec.format;
+      target.optimizer = spec.optimizer;
       target.dtype = spec.dtype;
       target.blocksize = blocksize;
       RunOptions run;

@@ -42,7 +42,8 @@ void showValue(const Layout& layout, std::ostream& os);
 // and arbitrary counts below max_blocks * bs.
 std::int64_t draw_numel(std::int64_t blocksize, std::int64_t max_blocks, bool allow_empty);
 std::vector<std::int64_t> draw_shape(std::int64_t numel, int max_dims);
-Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast);
+// keep_shape: only layouts with exactly `sizes` (no chunk + all_gather split of a dimension).
+Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast, bool keep_shape = false);
 Layout contiguous_layout(const std::vector<std::int64_t>& sizes);
 ValueRecipe draw_values(bool nonfinite);
 LaunchConfig draw_launch();

@@ -16,7 +16,8 @@ namespace bitparity::properties {
 struct PropertyTarget {
   fixtures::Implementation* iut = nullptr;
   fixtures::Implementation* baseline = nullptr;  // P5: the implementation to agree with (cpu)
-  const FormatEntry* format = nullptr;           // null for conversion properties
+  const FormatEntry* format = nullptr;           // quantization properties
+  const OptimizerEntry* optimizer = nullptr;     // optimizer properties
   DType dtype = DType::f32;
   std::int64_t blocksize = 0;
   // Exhaustive sweeps stop (passing, incomplete) at this time; random properties ignore it.
@@ -81,6 +82,7 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
 // The registry's targets of a suite: every format x dtype (or every 16-bit dtype for conversions).
 struct TargetSpec {
   const FormatEntry* format = nullptr;
+  const OptimizerEntry* optimizer = nullptr;
   DType dtype = DType::f32;
   std::string label() const;  // "nf4/bf16" or "f16"
 };
@@ -89,5 +91,6 @@ std::vector<TargetSpec> suite_targets(const std::string& suite);
 // The property definitions, one file each family.
 void append_quant_properties(std::vector<PropertyDef>& catalogue);
 void append_conversion_properties(std::vector<PropertyDef>& catalogue);
+void append_optimizer_properties(std::vector<PropertyDef>& catalogue);
 
 }  // namespace bitparity::properties

@@ -1,0 +1,176 @@
+#pragma once
+// The arithmetic of the 32-bit optimizers, written once for host and device. Every operation is
+// one fp32 operation in the order of ARITHMETIC.md; no fma, no contraction.
+#include <cmath>
+#include <cstdint>
+
+#include "bitparity/kernels/element_access.hpp"
+#include "bitparity/kernels/optimizer.hpp"
+#include "bitparity/kernels/strided_index.hpp"
+
+namespace bitparity {
+
+struct OptimizerParams {
+  OptimizerKind kind = OptimizerKind::adam;
+  StepScalars s;
+  void* param = nullptr;
+  DType param_dtype = DType::f32;
+  StridedIndex param_index;
+  const void* grad = nullptr;
+  DType grad_dtype = DType::f32;
+  StridedIndex grad_index;
+  float* state[3] = {nullptr, nullptr, nullptr};
+  StridedIndex state_index[3];
+  std::int64_t numel = 0;
+};
+
+// The values of one element: parameter and gradient widened to fp32, and up to three states.
+struct ElementValues {
+  float p = 0, g = 0;
+  float s[3] = {0, 0, 0};
+};
+
+// Gradient preprocessing shared by every optimizer: unscale, then negate for maximize.
+BP_HD float prepared_gradient(const StepScalars& s, float g) {
+  if (s.unscale) g = g * s.inverse_grad_scale;
+  if (s.maximize) g = -g;
+  return g;
+}
+
+// beta * state + (1 - beta) * x, as two products and one sum.
+BP_HD float moving_average(float beta, float one_minus_beta, float state, float x) {
+  return beta * state + one_minus_beta * x;
+}
+
+BP_HD void adam_element(const StepScalars& s, bool decoupled, ElementValues& e) {
+  float g = prepared_gradient(s, e.g);
+  float p = e.p;
+  if (decoupled) {
+    p = p * s.decay;
+  } else if (s.weight_decay != 0.0f) {
+    g = g + s.weight_decay * p;
+  }
+  const float m = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
+  const float v = moving_average(s.beta2, s.one_minus_beta2, e.s[1], g * g);
+  const float denom = sqrtf(v) / s.bias_correction2_sqrt + s.eps;
+  e.p = p - s.step_size * (m / denom);
+  e.s[0] = m;
+  e.s[1] = v;
+}
+
+BP_HD void sgd_element(const StepScalars& s, ElementValues& e) {
+  float g = prepared_gradient(s, e.g);
+  if (s.weight_decay != 0.0f) g = g + s.weight_decay * e.p;
+  float direction = g;
+  if (s.momentum != 0.0f) {
+    // The first step starts the buffer at the gradient (no dampening), as torch.optim.SGD does.
+    const float buffer = s.first_step ? g : s.momentum * e.s[0] + s.one_minus_dampening * g;
+    e.s[0] = buffer;
+    direction = s.nesterov ? g + s.momentum * buffer : buffer;
+  }
+  e.p = e.p - s.lr * direction;
+}
+
+BP_HD void rmsprop_element(const StepScalars& s, ElementValues& e) {
+  float g = prepared_gradient(s, e.g);
+  if (s.weight_decay != 0.0f) g = g + s.weight_decay * e.p;
+  const float square_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[0], g * g);
+  e.s[0] = square_avg;
+  float variance = square_avg;
+  if (s.centered) {
+    const float grad_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[1], g);
+    e.s[1] = grad_avg;
+    variance = square_avg - grad_avg * grad_avg;
+  }
+  const float denom = sqrtf(variance) + s.eps;
+  if (s.momentum > 0.0f) {
+    const float buffer = s.momentum * e.s[2] + g / denom;
+    e.s[2] = buffer;
+    e.p = e.p - s.lr * buffer;
+  } else {
+    e.p = e.p - s.lr * (g / denom);
+  }
+}
+
+BP_HD void adagrad_element(const StepScalars& s, ElementValues& e) {
+  float g = prepared_gradient(s, e.g);
+  if (s.weight_decay != 0.0f) g = g + s.weight_decay * e.p;
+  const float sum = e.s[0] + g * g;
+  e.s[0] = sum;
+  const float denom = sqrtf(sum) + s.eps;
+  e.p = e.p - s.step_size * (g / denom);
+}
+
+BP_HD float sign_of(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
+
+BP_HD void lion_element(const StepScalars& s, ElementValues& e) {
+  const float g = prepared_gradient(s, e.g);
+  const float p = e.p * s.decay;
+  const float interpolation = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
+  e.p = p - s.lr * sign_of(interpolation);
+  e.s[0] = moving_average(s.beta2, s.one_minus_beta2, e.s[0], g);
+}
+
+BP_HD void ademamix_element(const StepScalars& s, ElementValues& e) {
+  const float g = prepared_gradient(s, e.g);
+  const float p = e.p * s.decay;
+  const float fast = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
+  const float slow = moving_average(s.beta3, s.one_minus_beta3, e.s[1], g);
+  const float nu = moving_average(s.beta2, s.one_minus_beta2, e.s[2], g * g);
+  const float numerator = fast * s.inverse_bias_correction1 + s.alpha * slow;
+  const float denom = sqrtf(nu) / s.bias_correction2_sqrt + s.eps;
+  e.p = p - s.lr * (numerator / denom);
+  e.s[0] = fast;
+  e.s[1] = slow;
+  e.s[2] = nu;
+}
+
+BP_HD void optimizer_element(OptimizerKind kind, const StepScalars& s, ElementValues& e) {
+  switch (kind) {
+    case OptimizerKind::adam: adam_element(s, false, e); break;
+    case OptimizerKind::adamw: adam_element(s, true, e); break;
+    case OptimizerKind::sgd: sgd_element(s, e); break;
+    case OptimizerKind::rmsprop: rmsprop_element(s, e); break;
+    case OptimizerKind::adagrad: adagrad_element(s, e); break;
+    case OptimizerKind::lion: lion_element(s, e); break;
+    case OptimizerKind::ademamix: ademamix_element(s, e); break;
+  }
+}
+
+BP_HD int state_count(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::adam:
+    case OptimizerKind::adamw: return 2;
+    case OptimizerKind::rmsprop: return 3;
+    case OptimizerKind::ademamix: return 3;
+    default: return 1;
+  }
+}
+
+BP_HD ElementValues load_element(const OptimizerParams& p, std::int64_t i) {
+  ElementValues e;
+  e.p = load_as_float(p.param, p.param_dtype, p.param_index.storage(i));
+  e.g = load_as_float(p.grad, p.grad_dtype, p.grad_index.storage(i));
+  for (int k = 0; k < state_count(p.kind); ++k) e.s[k] = p.state[k][p.state_index[k].storage(i)];
+  return e;
+}
+
+BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const ElementValues& e) {
+  store_float(p.param, p.param_dtype, p.param_index.storage(i), e.p);
+  for (int k = 0; k < state_count(p.kind); ++k) p.state[k][p.state_index[k].storage(i)] = e.s[k];
+}
+
+// The whole step of element i (the launchers' unit of work).
+BP_HD void optimizer_step_element(const OptimizerParams& p, std::int64_t i) {
+  ElementValues e = load_element(p, i);
+  optimizer_element(p.kind, p.s, e);
+  store_element(p, i, e);
+}
+
+// True when the gradient element is NaN or infinite (checked before any element is changed).
+BP_HD bool gradient_nonfinite(const OptimizerParams& p, std::int64_t i) {
+  const float g = load_as_float(p.grad, p.grad_dtype, p.grad_index.storage(i));
+  return !(fabsf(g) <= 3.402823466e38f);
+}
+
+}  // namespace bitparity

@@ -1,0 +1,221 @@
+#include "optim_harness.hpp"
+
+#include <rapidcheck.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "bitparity/kernels/bits.hpp"
+#include "bitparity/properties/show.hpp"
+#include "quant_harness.hpp"
+
+namespace bitparity::properties {
+
+namespace {
+
+std::string describe_hyper(OptimizerKind kind, const Hyperparameters& h) {
+  std::ostringstream os;
+  os << optimizer_info(kind).name << "{step=" << h.step << " lr=" << show_float(h.lr) << " beta1=" << show_float(h.beta1)
+     << " beta2=" << show_float(h.beta2) << " eps=" << show_float(h.eps) << " wd=" << show_float(h.weight_decay)
+     << " grad_scale=" << h.grad_scale << (h.maximize ? " maximize" : "");
+  if (kind == OptimizerKind::sgd || kind == OptimizerKind::rmsprop) {
+    os << " momentum=" << h.momentum << " dampening=" << h.dampening << (h.nesterov ? " nesterov" : "")
+       << (h.centered ? " centered" : "") << " alpha=" << h.smoothing;
+  }
+  if (kind == OptimizerKind::adagrad) os << " lr_decay=" << h.lr_decay;
+  if (kind == OptimizerKind::ademamix) {
+    os << " beta3=" << show_float(h.beta3) << " alpha=" << h.ademamix_alpha << " alpha_warmup=" << h.alpha_warmup
+       << " beta3_warmup=" << h.beta3_warmup;
+  }
+  os << "}";
+  return os.str();
+}
+
+float largest_of(DType dtype) {
+  return dtype == DType::f16 ? 65504.0f : (dtype == DType::bf16 ? 3.38e38f : std::numeric_limits<float>::max());
+}
+
+}  // namespace
+
+Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats) {
+  Hyperparameters h;
+  h.step = *rc::gen::element<std::int64_t>(1, 1, 2, 3, 10, 1000, 1000000, std::int64_t{1} << 40);
+  h.lr = *rc::gen::element(1e-3f, 1e-3f, 0.0f, 1e-5f, 0.1f, 1.0f);
+  h.beta1 = *rc::gen::element(0.9f, 0.9f, 0.0f, 0.5f, 0.99f, 0.999999f);
+  h.beta2 = *rc::gen::element(0.999f, 0.999f, 0.0f, 0.9f, 0.9999f, 0.99999994f);
+  h.eps = *rc::gen::element(1e-8f, 1e-8f, 1e-6f, 1e-12f, 1e-3f);
+  h.weight_decay = *rc::gen::element(0.0f, 0.0f, 0.01f, 0.1f);
+  h.grad_scale = *rc::gen::element(1.0f, 1.0f, 65536.0f, 0.125f);
+  h.maximize = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
+  switch (kind) {
+    case OptimizerKind::sgd:
+      h.momentum = *rc::gen::element(0.0f, 0.9f, 0.9f, 0.5f);
+      h.dampening = *rc::gen::element(0.0f, 0.0f, 0.1f, 0.5f);
+      h.nesterov = h.momentum > 0.0f && h.dampening == 0.0f && *rc::gen::arbitrary<bool>();
+      h.lr = *rc::gen::element(0.01f, 0.1f, 0.0f, 1.0f);
+      break;
+    case OptimizerKind::rmsprop:
+      h.smoothing = *rc::gen::element(0.99f, 0.9f, 0.0f);
+      h.centered = *rc::gen::arbitrary<bool>();
+      h.momentum = *rc::gen::element(0.0f, 0.9f);
+      break;
+    case OptimizerKind::adagrad:
+      h.lr_decay = *rc::gen::element(0.0f, 0.01f);
+      h.lr = *rc::gen::element(0.01f, 0.1f, 0.0f);
+      h.eps = *rc::gen::element(1e-10f, 1e-8f);
+      break;
+    case OptimizerKind::lion:
+      h.beta2 = *rc::gen::element(0.99f, 0.98f, 0.0f);
+      h.lr = *rc::gen::element(1e-4f, 3e-4f, 0.0f);
+      break;
+    case OptimizerKind::ademamix:
+      h.beta3 = *rc::gen::element(0.9999f, 0.999f, 0.99f);
+      h.ademamix_alpha = *rc::gen::element(5.0f, 8.0f, 0.0f);
+      h.alpha_warmup = *rc::gen::element<std::int64_t>(0, 0, 100, 10000);
+      h.beta3_warmup = h.beta1 > 0.0f ? *rc::gen::element<std::int64_t>(0, 0, 100, 10000) : 0;
+      break;
+    default: break;
+  }
+  stats.note(describe_hyper(kind, h));
+  return h;
+}
+
+std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, const Hyperparameters& h,
+                                                           std::uint64_t seed, std::int64_t n, DType param_dtype,
+                                                           DType grad_dtype, bool nonfinite) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> percent(0, 99);
+  const double param_scale = std::array<double, 4>{1e-3, 1.0, 1.0, 100.0}[rng() % 4];
+  const double grad_scale = std::array<double, 5>{1e-9, 1e-4, 1.0, 1.0, 1e3}[rng() % 5] * h.grad_scale;
+  const double beta1 = h.beta1, one_minus_beta1 = 1.0 - h.beta1;
+  auto clamp_to = [](double x, DType dtype) {
+    const double largest = largest_of(dtype) / 4;
+    return round_to_dtype(std::max(-largest, std::min(largest, x)), dtype);
+  };
+  std::vector<reference::OptimInput> values(static_cast<std::size_t>(n));
+  bool planted = false;
+  for (auto& v : values) {
+    const int kind_of_p = percent(rng), kind_of_g = percent(rng);
+    double p = normal(rng) * param_scale;
+    if (kind_of_p < 5) p = 0.0;
+    else if (kind_of_p < 10) p = std::ldexp(normal(rng), -140);
+    else if (kind_of_p < 13) p = normal(rng) * 1e4 * param_scale;
+    v.p = clamp_to(p, param_dtype);
+    double g = normal(rng) * grad_scale;
+    if (kind_of_g < 10) g = 0.0;
+    else if (kind_of_g < 15) g = std::ldexp(normal(rng), -130);
+    v.g = clamp_to(g, grad_dtype);
+    const double gs = grad_scale / h.grad_scale;
+    // First state: a momentum; sometimes exactly cancelling the gradient term of its update.
+    double m = normal(rng) * gs;
+    if (percent(rng) < 15 && beta1 > 0) m = -(one_minus_beta1 * v.g / h.grad_scale) / beta1;
+    // Second moments: non-negative; tiny (eps dominates) or zero now and then.
+    double second = std::pow(normal(rng) * gs, 2);
+    const int kind_of_v = percent(rng);
+    if (kind_of_v < 10) second = 0.0;
+    else if (kind_of_v < 20) second = std::ldexp(std::fabs(normal(rng)), -100);
+    switch (kind) {
+      case OptimizerKind::adam:
+      case OptimizerKind::adamw: v.s[0] = static_cast<float>(m); v.s[1] = static_cast<float>(second); break;
+      case OptimizerKind::sgd: v.s[0] = static_cast<float>(m); break;
+      case OptimizerKind::rmsprop: {
+        v.s[0] = static_cast<float>(second);
+        // A gradient average consistent with the square average: |avg|^2 <= square average.
+        v.s[1] = static_cast<float>(std::sqrt(second) * (2.0 * (percent(rng) / 100.0) - 1.0) * 0.999);
+        v.s[2] = static_cast<float>(normal(rng) * gs);
+        break;
+      }
+      case OptimizerKind::adagrad: v.s[0] = static_cast<float>(second); break;
+      case OptimizerKind::lion: v.s[0] = static_cast<float>(m); break;
+      case OptimizerKind::ademamix:
+        v.s[0] = static_cast<float>(m);
+        v.s[1] = static_cast<float>(normal(rng) * gs);
+        v.s[2] = static_cast<float>(second);
+        break;
+    }
+    if (nonfinite && percent(rng) < 3) {
+      v.g = std::array<float, 3>{std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                                 -std::numeric_limits<float>::infinity()}[rng() % 3];
+      planted = true;
+    }
+  }
+  if (nonfinite && !planted && n > 0) values[rng() % n].g = std::numeric_limits<float>::quiet_NaN();
+  return values;
+}
+
+OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
+                          std::int64_t max_numel) {
+  OptimCase c;
+  c.kind = t.optimizer->kind;
+  c.param_dtype = t.dtype;
+  c.grad_dtype = *rc::gen::elementOf(float_dtypes());
+  c.hyper = draw_hyperparameters(c.kind, stats);
+  const std::int64_t n = *rc::gen::weightedElement<std::int64_t>(
+      {{1, 0}, {2, 1}, {6, *rc::gen::inRange<std::int64_t>(1, max_numel + 1)}});
+  c.shape = draw_shape(n, 4);
+  const std::uint64_t seed = *rc::gen::arbitrary<std::uint64_t>();
+  stats.note(describe_shape(c.shape) + " grad " + dtype_name(c.grad_dtype) + " value seed " + std::to_string(seed));
+  c.values = synthesize_optim_values(c.kind, c.hyper, seed, n, c.param_dtype, c.grad_dtype, nonfinite);
+  // The step matches tensors element by element in one shape: layouts keep the shape.
+  c.param_layout = strided ? draw_layout(c.shape, false, true) : contiguous_layout(c.shape);
+  // A broadcast gradient would overwrite the planted NaN/Inf with its one stored value.
+  c.grad_layout = strided ? draw_layout(c.shape, !nonfinite, true) : contiguous_layout(c.shape);
+  for (int k = 0; k < t.optimizer->states; ++k) {
+    c.state_layouts.push_back(strided ? draw_layout(c.shape, false, true) : contiguous_layout(c.shape));
+  }
+  if (strided) {
+    stats.note("param " + describe(c.param_layout) + " grad " + describe(c.grad_layout));
+    // A broadcast gradient view repeats storage elements: keep the values it actually reads.
+    fixtures::HostTensor grad = make_tensor(c.grad_dtype, c.grad_layout);
+    std::vector<float> column(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) column[i] = c.values[i].g;
+    fixtures::write_logical(grad.view(), column);
+    const std::vector<float> read = fixtures::read_logical(grad.view());
+    for (std::int64_t i = 0; i < n; ++i) c.values[i].g = read[i];
+  }
+  return c;
+}
+
+OptimResult run_optim(fixtures::Implementation& iut, const OptimCase& c, const LaunchConfig& launch, bool contiguous,
+                      std::uint8_t fill_byte) {
+  const std::int64_t n = static_cast<std::int64_t>(c.values.size());
+  auto layout_of = [&](const Layout& layout) { return contiguous ? contiguous_layout(c.shape) : layout; };
+  OptimResult r;
+  r.tensors.push_back(make_tensor(c.param_dtype, layout_of(c.param_layout), fill_byte));
+  r.tensors.push_back(make_tensor(c.grad_dtype, layout_of(c.grad_layout), fill_byte));
+  for (const auto& layout : c.state_layouts) r.tensors.push_back(make_tensor(DType::f32, layout_of(layout), fill_byte));
+  std::vector<float> column(static_cast<std::size_t>(n));
+  auto write = [&](fixtures::HostTensor& tensor, auto field) {
+    for (std::int64_t i = 0; i < n; ++i) column[i] = field(c.values[i]);
+    fixtures::write_logical(tensor.view(), column);
+  };
+  write(r.tensors[0], [](const reference::OptimInput& v) { return v.p; });
+  write(r.tensors[1], [](const reference::OptimInput& v) { return v.g; });
+  for (std::size_t k = 0; k < c.state_layouts.size(); ++k) {
+    write(r.tensors[2 + k], [k](const reference::OptimInput& v) { return v.s[k]; });
+  }
+  // A broadcast gradient repeats one storage element: its logical values are what the view reads.
+  std::vector<TensorView> states;
+  for (std::size_t k = 0; k < c.state_layouts.size(); ++k) states.push_back(r.tensors[2 + k].view());
+  const StepReport report = iut.optimizer_step(c.kind, c.hyper, r.tensors[0].view(), r.tensors[1].view(), states, launch);
+  r.nonfinite_reported = report.nonfinite_gradient;
+  r.param_bits = fixtures::read_logical_bits(r.tensors[0].view());
+  for (const auto& state : states) r.state_bits.push_back(fixtures::read_logical_bits(state));
+  return r;
+}
+
+void expect_same_step(PropertyStats& stats, const OptimCase& c, const OptimResult& expected, const OptimResult& actual,
+                      const std::string& what) {
+  if (expected.nonfinite_reported != actual.nonfinite_reported) {
+    report_violation(stats, 1, what + ": the non-finite gradient report differs");
+  }
+  expect_same_bits(stats, expected.param_bits, actual.param_bits, c.param_dtype, what + " (parameter)");
+  for (std::size_t k = 0; k < expected.state_bits.size(); ++k) {
+    expect_same_bits(stats, expected.state_bits[k], actual.state_bits[k], DType::f32, what + " (state " + std::to_string(k) + ")");
+  }
+}
+
+}  // namespace bitparity::properties

@@ -1,0 +1,47 @@
+#pragma once
+// Shared steps of the optimizer properties: a drawn case (hyperparameters, values, layouts), one
+// step of an implementation on copies of it, and bitwise comparison of the results.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bitparity/fixtures/host_tensor.hpp"
+#include "bitparity/properties/generators.hpp"
+#include "bitparity/properties/property.hpp"
+#include "bitparity/reference/optim_reference.hpp"
+
+namespace bitparity::properties {
+
+// Everything one optimizer step reads, in logical order, and the layouts to lay it out with.
+struct OptimCase {
+  OptimizerKind kind = OptimizerKind::adam;
+  Hyperparameters hyper;
+  DType param_dtype = DType::f32, grad_dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<reference::OptimInput> values;  // exactly representable in their dtypes
+  Layout param_layout, grad_layout;
+  std::vector<Layout> state_layouts;
+};
+
+struct OptimResult {
+  std::vector<std::uint32_t> param_bits;
+  std::vector<std::vector<std::uint32_t>> state_bits;
+  std::vector<fixtures::HostTensor> tensors;  // param, grad, states after the step (whole storage)
+  bool nonfinite_reported = false;
+};
+
+Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats);
+// Values that reach the hard regions: tiny second moments (eps dominates), zero and huge
+// gradients, cancellation in the moment updates, subnormals; NaN/Inf in the gradient if asked.
+std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, const Hyperparameters& hyper,
+                                                           std::uint64_t seed, std::int64_t n, DType param_dtype,
+                                                           DType grad_dtype, bool nonfinite);
+OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
+                          std::int64_t max_numel);
+// Lay the case out (storage outside the views filled with `fill_byte`) and run one step.
+OptimResult run_optim(fixtures::Implementation& iut, const OptimCase& c, const LaunchConfig& launch,
+                      bool contiguous = false, std::uint8_t fill_byte = 0x3C);
+void expect_same_step(PropertyStats& stats, const OptimCase& c, const OptimResult& expected, const OptimResult& actual,
+                      const std::string& what);
+
+}  // namespace bitparity::properties

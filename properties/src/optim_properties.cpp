@@ -1,0 +1,140 @@
+// Optimizer properties P1 P2 P3 P4 P5 P9, each defined once over the optimizer registry.
+#include <rapidcheck.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "bitparity/kernels/bits.hpp"
+#include "bitparity/properties/show.hpp"
+#include "optim_harness.hpp"
+#include "quant_harness.hpp"
+
+namespace bitparity::properties {
+
+namespace {
+
+float widen(std::uint32_t bits, DType dtype) {
+  switch (dtype) {
+    case DType::f16: return f16_to_float(static_cast<std::uint16_t>(bits));
+    case DType::bf16: return bf16_to_float(static_cast<std::uint16_t>(bits));
+    default: return float_from_bits(bits);
+  }
+}
+
+// P1: every parameter and state element lies within its derived bound of the exact step.
+void accuracy(const PropertyTarget& t, PropertyStats& stats) {
+  const OptimCase c = draw_optim_case(t, stats, false, false, 600);
+  const OptimResult r = run_optim(*t.iut, c, {}, true);
+  if (r.nonfinite_reported) report_violation(stats, 1, "a finite gradient was reported non-finite");
+  const reference::OptimReference ref(c.kind, c.hyper, c.param_dtype);
+  std::int64_t bad = 0;
+  std::string first;
+  for (std::size_t i = 0; i < c.values.size(); ++i) {
+    reference::OptimOutput out;
+    out.p = widen(r.param_bits[i], c.param_dtype);
+    for (std::size_t k = 0; k < r.state_bits.size(); ++k) out.s[k] = float_from_bits(r.state_bits[k][i]);
+    const reference::ElementVerdict verdict = ref.check(c.values[i], out);
+    if (!verdict.ill_conditioned) stats.observe_ratio(verdict.worst_ratio);
+    if (!verdict.ok && bad++ == 0) {
+      const auto& in = c.values[i];
+      std::ostringstream text;
+      text << "element " << i << " p=" << show_float(in.p) << " g=" << show_float(in.g) << " s=[" << show_float(in.s[0])
+           << ", " << show_float(in.s[1]) << ", " << show_float(in.s[2]) << "]: " << verdict.detail;
+      first = text.str();
+    }
+  }
+  if (bad > 0) report_violation(stats, bad, std::to_string(bad) + " elements outside their bound; first: " + first);
+  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
+}
+
+// P2: strided, permuted, sliced, offset and chunk layouts of every tensor give the contiguous bits,
+// and nothing outside a view is written.
+void layout_invariance(const PropertyTarget& t, PropertyStats& stats) {
+  const OptimCase c = draw_optim_case(t, stats, true, *rc::gen::weightedElement<bool>({{4, false}, {1, true}}), 300);
+  const OptimResult flat = run_optim(*t.iut, c, {}, true);
+  const OptimResult strided = run_optim(*t.iut, c, {}, false);
+  expect_same_step(stats, c, flat, strided, "strided vs contiguous step");
+  for (std::size_t k = 0; k < strided.tensors.size(); ++k) {
+    if (k != 1) expect_untouched_outside_view(stats, strided.tensors[k], 0x3C, "optimizer step output " + std::to_string(k));
+  }
+  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
+}
+
+// P3: threads, grid and launch splitting do not change a bit.
+void launch_invariance(const PropertyTarget& t, PropertyStats& stats) {
+  const OptimCase c = draw_optim_case(t, stats, true, false, 20000);
+  const LaunchConfig launch = draw_launch();
+  stats.note("launch {" + launch.describe() + "}");
+  expect_same_step(stats, c, run_optim(*t.iut, c, {}), run_optim(*t.iut, c, launch), "step with launch {" + launch.describe() + "}");
+  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
+}
+
+// P4: the same step twice gives the same bits.
+void determinism(const PropertyTarget& t, PropertyStats& stats) {
+  const OptimCase c = draw_optim_case(t, stats, true, false, 2000);
+  const LaunchConfig launch = draw_launch();
+  expect_same_step(stats, c, run_optim(*t.iut, c, launch), run_optim(*t.iut, c, launch), "second identical step");
+  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
+}
+
+// P5: the implementation under test gives the baseline's (cpu) bits.
+void device_parity(const PropertyTarget& t, PropertyStats& stats) {
+  const OptimCase c = draw_optim_case(t, stats, true, *rc::gen::weightedElement<bool>({{4, false}, {1, true}}), 20000);
+  expect_same_step(stats, c, run_optim(*t.baseline, c, {}), run_optim(*t.iut, c, draw_launch()),
+                   t.iut->name() + " vs " + t.baseline->name());
+  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
+}
+
+// P9: a gradient holding NaN or infinity changes nothing (every byte of every tensor's storage stays
+// as it was) and is reported.
+void nonfinite_policy(const PropertyTarget& t, PropertyStats& stats) {
+  const OptimCase c = draw_optim_case(t, stats, true, true, 2000);
+  if (c.values.empty()) {
+    const OptimResult r = run_optim(*t.iut, c, {});
+    if (r.nonfinite_reported) report_violation(stats, 1, "an empty tensor was reported non-finite");
+    stats.pass_case(0);
+    return;
+  }
+  const OptimResult after = run_optim(*t.iut, c, draw_launch());
+  if (!after.nonfinite_reported) report_violation(stats, 1, "a non-finite gradient was not reported");
+  // Compare with the inputs as laid out: rebuild them without stepping.
+  for (std::size_t k = 0; k < after.tensors.size(); ++k) {
+    std::vector<float> column(c.values.size());
+    const DType dtype = k == 0 ? c.param_dtype : (k == 1 ? c.grad_dtype : DType::f32);
+    const Layout& layout = k == 0 ? c.param_layout : (k == 1 ? c.grad_layout : c.state_layouts[k - 2]);
+    fixtures::HostTensor pristine = make_tensor(dtype, layout, 0x3C);
+    for (std::size_t i = 0; i < c.values.size(); ++i) {
+      column[i] = k == 0 ? c.values[i].p : (k == 1 ? c.values[i].g : c.values[i].s[k - 2]);
+    }
+    fixtures::write_logical(pristine.view(), column);
+    if (pristine.bytes() != after.tensors[k].bytes()) {
+      std::size_t at = 0;
+      while (at < pristine.bytes().size() && pristine.bytes()[at] == after.tensors[k].bytes()[at]) ++at;
+      report_violation(stats, 1, std::string(k == 0 ? "the parameter" : (k == 1 ? "the gradient" : "a state")) +
+                                     " changed although the gradient is non-finite (first changed byte " +
+                                     std::to_string(at) + ")");
+    }
+  }
+  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
+}
+
+}  // namespace
+
+void append_optimizer_properties(std::vector<PropertyDef>& catalogue) {
+  catalogue.push_back({"P1", "accuracy", "optim32",
+                       "every parameter and state element is within its derived error bound of the exact step", false,
+                       false, accuracy});
+  catalogue.push_back({"P2o", "layout", "optim32",
+                       "strided, sliced, permuted, broadcast-gradient and chunk layouts give the contiguous bits", false,
+                       false, layout_invariance});
+  catalogue.push_back({"P3o", "launch", "optim32", "threads, grid and launch splitting do not change a bit", false,
+                       false, launch_invariance});
+  catalogue.push_back({"P4o", "determinism", "optim32", "the same step twice gives the same bits", false, false,
+                       determinism});
+  catalogue.push_back({"P9o", "nonfinite-gradient", "optim32",
+                       "a NaN/Inf gradient changes no byte of any tensor and is reported", false, false,
+                       nonfinite_policy});
+  catalogue.push_back({"P5o", "device", "optim32", "every CUDA device gives the CPU's bits", true, false, device_parity});
+}
+
+}  // namespace bitparity::properties

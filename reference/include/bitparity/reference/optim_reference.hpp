@@ -1,0 +1,63 @@
+#pragma once
+// The exact reference of the 32-bit optimizers: from the kernel's own fp32 inputs and the
+// hyperparameters (as fp32, the kernel's values), the exact new parameter and states of every
+// element with a bound on the kernel's error derived from its operation order (ERROR_MODEL.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bitparity/kernels/dtype.hpp"
+#include "bitparity/kernels/optimizer.hpp"
+
+namespace bitparity::reference {
+
+struct OptimInput {
+  float p = 0, g = 0;  // parameter and gradient widened exactly to fp32
+  float s[3] = {0, 0, 0};
+};
+
+struct OptimOutput {
+  float p = 0;  // the kernel's stored parameter, widened exactly to fp32
+  float s[3] = {0, 0, 0};
+};
+
+// Verdict on one element: ratio |kernel - exact| / bound for every output, worst first.
+struct ElementVerdict {
+  bool ok = true;
+  bool ill_conditioned = false;  // a divisor or sqrt argument may vanish: no finite bound exists
+  bool escalated = false;        // decided in MPFR
+  double worst_ratio = 0.0;
+  std::string detail;            // on a violation: output, kernel value, exact value, bound
+};
+
+class OptimReference {
+ public:
+  OptimReference(OptimizerKind kind, const Hyperparameters& hyper, DType param_dtype);
+  ElementVerdict check(const OptimInput& in, const OptimOutput& kernel) const;
+  // Exact new values (to double) of one element, for drift measurements.
+  void exact_step(const OptimInput& in, double& p, double s[3]) const;
+
+ private:
+  OptimizerKind kind_;
+  Hyperparameters hyper_;
+  DType param_dtype_;
+};
+
+// Multi-step exact trajectory of one element with the reference's own state (never re-synced).
+class ExactTrajectory {
+ public:
+  ExactTrajectory(OptimizerKind kind, const OptimInput& start);
+  // One exact step with `hyper` (its step field says which) and the given gradient.
+  void step(const Hyperparameters& hyper, float gradient);
+  double parameter() const;
+  ~ExactTrajectory();
+  ExactTrajectory(ExactTrajectory&&) noexcept;
+  ExactTrajectory& operator=(ExactTrajectory&&) noexcept;
+
+ private:
+  struct State;
+  OptimizerKind kind_;
+  State* state_;
+};
+
+}  // namespace bitparity::reference
