@@ -176,8 +176,8 @@ bool may_overlap(const TensorView& a, const TensorView& b) {
 
 }  // namespace
 
-StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
-                          const TensorView& grad, const std::vector<TensorView>& states, const LaunchConfig& launch) {
+OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                                       const TensorView& grad, const std::vector<TensorView>& states) {
   const OptimizerInfo& info = optimizer_info(kind);
   const std::string name(info.name);
   OptimizerParams p;
@@ -241,6 +241,12 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
     p.state_index[k] = states[k].index;
   }
   p.numel = param.numel();
+  return p;
+}
+
+StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                          const TensorView& grad, const std::vector<TensorView>& states, const LaunchConfig& launch) {
+  const OptimizerParams p = prepare_optimizer_step(kind, h, param, grad, states);
   StepReport report;
   if (p.numel == 0) return report;
   report.nonfinite_gradient = param.device.kind == DeviceKind::cpu ? cpu::optimizer_step(p, launch)
