@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "bitparity/reference/rounding.hpp"
 #include "bitparity/reference/tracked.hpp"
 
 namespace bitparity::reference {
@@ -360,5 +361,9 @@ void ExactTrajectory::step(const Hyperparameters& hyper, float gradient) {
 }
 
 double ExactTrajectory::parameter() const { return state_->element.p.value.convert_to<double>(); }
+
+std::uint32_t ExactTrajectory::parameter_bits(DType dtype) const {
+  return correctly_rounded_bits(state_->element.p.value.backend().data(), dtype);
+}
 
 }  // namespace bitparity::reference

@@ -18,8 +18,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   bitparity::reports::CheckCommand check;
   bitparity::reports::MutantsCommand mutants;
+  bitparity::reports::DriftCommand drift;
   bitparity::reports::add_check_command(app, check);
   bitparity::reports::add_mutants_command(app, mutants);
+  bitparity::reports::add_drift_command(app, drift);
   bitparity::reports::add_list_command(app);
   try {
     app.parse(argc, argv);
@@ -29,6 +31,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("check")) return bitparity::reports::run_check_command(check);
     if (app.got_subcommand("mutants")) return bitparity::reports::run_mutants_command(mutants);
+    if (app.got_subcommand("drift")) return bitparity::reports::run_drift_command(drift);
     if (app.got_subcommand("list")) return bitparity::reports::run_list_command();
   } catch (const bitparity::Error& error) {
     std::fprintf(stderr, "error: %s\n", error.what());

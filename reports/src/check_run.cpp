@@ -21,6 +21,7 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 
 bool selected(const properties::TargetSpec& spec, const CheckOptions& options) {
   if (!contains(options.dtypes, dtype_name(spec.dtype))) return false;
+  if (spec.optimizer) return contains(options.formats, spec.optimizer->name);
   return spec.format == nullptr || contains(options.formats, spec.format->name);
 }
 

@@ -10,6 +10,7 @@
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/drift.hpp"
 #include "bitparity/properties/mutant_hunt.hpp"
 #include "bitparity/properties/property.hpp"
 #include "bitparity/reports/check_run.hpp"
@@ -50,7 +51,8 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   auto* check = app.add_subcommand("check", "run the properties over the registry and print a table");
   check->add_option("--suite", command.suites, "suite to run: quant, conversions (repeatable; default all)");
   check->add_option("--device", command.devices, "cpu, cuda:N or all (repeatable; default cpu)");
-  check->add_option("--format", command.formats, "only these formats (repeatable; default every format)");
+  check->add_option("--format", command.formats,
+                    "only these formats or optimizers (repeatable; default every one of the registry)");
   check->add_option("--dtype", command.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
   check->add_option("--block-size", command.block_sizes, "only these block sizes (repeatable)");
   check->add_option("--seconds", command.seconds, "time budget for the random properties (default: fixed case counts)")
@@ -70,6 +72,51 @@ void add_mutants_command(CLI::App& app, MutantsCommand& command) {
   mutants->add_option("--only", command.only, "run only these mutants (repeatable)");
 }
 
+void add_drift_command(CLI::App& app, DriftCommand& command) {
+  auto* drift = app.add_subcommand("drift", "N optimizer steps against the exact MPFR trajectory: drift per step");
+  drift->add_option("--optimizer", command.optimizers, "optimizers (repeatable; default all)");
+  drift->add_option("--dtype", command.dtypes, "parameter dtypes f32, f16, bf16 (repeatable; default f32)");
+  drift->add_option("--device", command.device, "cpu or cuda:N (default cpu)");
+  drift->add_option("--steps", command.steps, "steps (default 200)")->check(CLI::PositiveNumber);
+  drift->add_option("--elements", command.elements, "elements per tensor (default 128)")->check(CLI::PositiveNumber);
+  drift->add_option("--every", command.every, "print every Nth step (default 50)")->check(CLI::PositiveNumber);
+  drift->add_option("--seed", command.seed, "seed of the start values and gradients");
+  drift->add_option("--json", command.json_path, "write every step's figures as JSON");
+}
+
+int run_drift_command(const DriftCommand& command) {
+  std::vector<OptimizerKind> kinds;
+  for (const auto& name : command.optimizers) kinds.push_back(parse_optimizer(name));
+  if (kinds.empty()) {
+    for (const auto& info : optimizers()) kinds.push_back(info.kind);
+  }
+  std::vector<DType> dtypes;
+  for (const auto& name : command.dtypes) dtypes.push_back(parse_dtype(name));
+  if (dtypes.empty()) dtypes.push_back(DType::f32);
+  for (DType dtype : dtypes) {
+    if (!is_float_dtype(dtype)) throw Error(ErrorCode::invalid_argument, "drift needs a float parameter dtype: f32, f16 or bf16");
+  }
+  parse_device(command.device);
+  const auto iut = fixtures::make_implementation(command.device);
+  nlohmann::json runs = nlohmann::json::array();
+  int nonfinite = 0;
+  for (OptimizerKind kind : kinds) {
+    for (DType dtype : dtypes) {
+      properties::DriftOptions options;
+      options.steps = command.steps;
+      options.elements = command.elements;
+      options.seed = command.seed;
+      const auto report = properties::run_drift(*iut, kind, dtype, options);
+      properties::print_drift(report, command.every);
+      std::printf("\n");
+      for (const auto& step : report.steps) nonfinite += step.nonfinite > 0;
+      runs.push_back(properties::drift_json(report));
+    }
+  }
+  if (!command.json_path.empty()) write_json(command.json_path, {{"drift", runs}});
+  return nonfinite == 0 ? 0 : 1;
+}
+
 void add_list_command(CLI::App& app) {
   app.add_subcommand("list", "list formats, block sizes, properties, mutants and devices");
 }
@@ -79,7 +126,11 @@ int run_check_command(const CheckCommand& command) {
   options.suites = command.suites.empty() ? properties::suite_names() : command.suites;
   for (const auto& suite : options.suites) properties::properties_of_suite(suite);  // refuses unknown suites
   options.devices = expand_devices(command.devices);
-  for (const auto& name : command.formats) options.formats.push_back(properties::find_format(name).name);
+  for (const auto& name : command.formats) {
+    bool is_optimizer = false;
+    for (const auto& entry : properties::optimizer_registry()) is_optimizer = is_optimizer || entry.name == name;
+    options.formats.push_back(is_optimizer ? name : properties::find_format(name).name);
+  }
   for (const auto& name : command.dtypes) {
     const DType dtype = parse_dtype(name);
     if (!is_float_dtype(dtype)) {
@@ -156,6 +207,10 @@ int run_list_command() {
   for (const auto& property : properties::property_catalogue()) {
     std::printf("  %-4s %-20s [%s] %s\n", property.id.c_str(), property.name.c_str(), property.suite.c_str(),
                 property.claim.c_str());
+  }
+  std::printf("optimizers (registry):\n");
+  for (const auto& info : optimizers()) {
+    std::printf("  %-10s %d states  %s\n", std::string(info.name).c_str(), info.states, std::string(info.description).c_str());
   }
   std::printf("mutants:\n");
   for (const auto& mutant : fixtures::mutant_catalogue()) {

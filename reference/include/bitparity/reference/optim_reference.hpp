@@ -50,6 +50,8 @@ class ExactTrajectory {
   // One exact step with `hyper` (its step field says which) and the given gradient.
   void step(const Hyperparameters& hyper, float gradient);
   double parameter() const;
+  // The exact parameter correctly rounded to `dtype` (bits), straight from the MPFR value.
+  std::uint32_t parameter_bits(DType dtype) const;
   ~ExactTrajectory();
   ExactTrajectory(ExactTrajectory&&) noexcept;
   ExactTrajectory& operator=(ExactTrajectory&&) noexcept;

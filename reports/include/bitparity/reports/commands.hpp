@@ -27,7 +27,20 @@ struct MutantsCommand {
   std::vector<std::string> only;
 };
 
+struct DriftCommand {
+  std::vector<std::string> optimizers;
+  std::vector<std::string> dtypes;
+  std::string device = "cpu";
+  std::int64_t steps = 200;
+  std::int64_t elements = 128;
+  std::int64_t every = 50;
+  std::uint64_t seed = 1;
+  std::string json_path;
+};
+
 void add_check_command(CLI::App& app, CheckCommand& command);
+void add_drift_command(CLI::App& app, DriftCommand& command);
+int run_drift_command(const DriftCommand& command);
 void add_mutants_command(CLI::App& app, MutantsCommand& command);
 void add_list_command(CLI::App& app);
 int run_check_command(const CheckCommand& command);

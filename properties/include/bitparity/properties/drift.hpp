@@ -1,0 +1,43 @@
+#pragma once
+// Multi-step drift: N steps of an implementation against the exact trajectory that the reference
+// carries in MPFR from the same start and the same gradients, never re-synchronised.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bitparity/fixtures/implementation.hpp"
+
+namespace bitparity::properties {
+
+struct DriftStep {
+  std::int64_t step = 0;
+  double max_abs_error = 0.0;    // |parameter - exact|
+  double max_rel_error = 0.0;    // |parameter - exact| / |exact| (elements with exact != 0)
+  double max_ulps = 0.0;         // distance to the correctly rounded exact value, in the dtype's ulps
+  std::array<std::int64_t, 6> ulp_histogram{};  // 0, 1, 2-3, 4-15, 16-255, >= 256 ulps
+  std::int64_t nonfinite = 0;    // elements whose parameter is NaN or infinite
+};
+
+struct DriftReport {
+  std::string implementation, optimizer;
+  DType dtype = DType::f32;
+  std::int64_t elements = 0;
+  std::vector<DriftStep> steps;
+};
+
+struct DriftOptions {
+  std::int64_t elements = 128;
+  std::int64_t steps = 200;
+  std::uint64_t seed = 1;
+};
+
+// Typical hyperparameters of each optimizer for a drift run (lr 1e-3 for the adaptive ones ...).
+Hyperparameters drift_hyperparameters(OptimizerKind kind);
+DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType dtype, const DriftOptions& options);
+nlohmann::json drift_json(const DriftReport& report);
+void print_drift(const DriftReport& report, std::int64_t every);
+
+}  // namespace bitparity::properties

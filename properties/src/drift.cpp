@@ -1,0 +1,146 @@
+#include "bitparity/properties/drift.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "bitparity/fixtures/host_tensor.hpp"
+#include "bitparity/kernels/bits.hpp"
+#include "bitparity/properties/generators.hpp"
+#include "bitparity/reference/optim_reference.hpp"
+
+namespace bitparity::properties {
+
+namespace {
+
+// Position of a float's bits on the number line, so that neighbours differ by one.
+std::int64_t ordered(std::uint32_t bits, DType dtype) {
+  const int width = dtype == DType::f32 ? 32 : 16;
+  const std::uint32_t sign = 1u << (width - 1);
+  const std::int64_t magnitude = bits & (sign - 1);
+  return (bits & sign) ? -magnitude : magnitude;
+}
+
+int histogram_bin(double ulps) {
+  if (ulps == 0) return 0;
+  if (ulps <= 1) return 1;
+  if (ulps <= 3) return 2;
+  if (ulps <= 15) return 3;
+  if (ulps <= 255) return 4;
+  return 5;
+}
+
+}  // namespace
+
+Hyperparameters drift_hyperparameters(OptimizerKind kind) {
+  Hyperparameters h;
+  switch (kind) {
+    case OptimizerKind::adamw: h.weight_decay = 0.01f; break;
+    case OptimizerKind::sgd:
+      h.lr = 0.01f;
+      h.momentum = 0.9f;
+      h.nesterov = true;
+      break;
+    case OptimizerKind::rmsprop:
+      h.lr = 1e-3f;
+      h.centered = true;
+      h.momentum = 0.5f;
+      break;
+    case OptimizerKind::adagrad: h.lr = 0.01f; break;
+    case OptimizerKind::lion:
+      h.lr = 1e-4f;
+      h.beta2 = 0.99f;
+      h.weight_decay = 0.1f;
+      break;
+    case OptimizerKind::ademamix:
+      h.alpha_warmup = 100;
+      h.beta3_warmup = 100;
+      break;
+    default: break;
+  }
+  return h;
+}
+
+DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType dtype, const DriftOptions& options) {
+  DriftReport report;
+  report.implementation = iut.name();
+  report.optimizer = std::string(optimizer_info(kind).name);
+  report.dtype = dtype;
+  report.elements = options.elements;
+  const std::int64_t n = options.elements;
+  std::mt19937_64 rng(options.seed);
+  std::normal_distribution<double> normal;
+  fixtures::HostTensor param = fixtures::HostTensor::contiguous(dtype, {n});
+  fixtures::HostTensor grad = fixtures::HostTensor::contiguous(dtype, {n});
+  std::vector<fixtures::HostTensor> states;
+  std::vector<TensorView> state_views;
+  for (int k = 0; k < optimizer_info(kind).states; ++k) {
+    states.push_back(fixtures::HostTensor::contiguous(DType::f32, {n}));
+    state_views.push_back(states.back().view());
+  }
+  std::vector<float> start(n), gradient(n);
+  for (auto& p : start) p = round_to_dtype(normal(rng), dtype);
+  fixtures::write_logical(param.view(), start);
+  std::vector<reference::ExactTrajectory> exact;
+  for (std::int64_t i = 0; i < n; ++i) exact.emplace_back(kind, reference::OptimInput{start[i], 0.0f, {0, 0, 0}});
+  Hyperparameters hyper = drift_hyperparameters(kind);
+  for (std::int64_t t = 1; t <= options.steps; ++t) {
+    hyper.step = t;
+    // Gradients of a noisy quadratic around zero, fixed in advance (independent of either trajectory).
+    for (auto& g : gradient) g = round_to_dtype(normal(rng) * 0.1 + 0.01, dtype);
+    fixtures::write_logical(grad.view(), gradient);
+    iut.optimizer_step(kind, hyper, param.view(), grad.view(), state_views, {});
+    const std::vector<float> values = fixtures::read_logical(param.view());
+    const std::vector<std::uint32_t> bits = fixtures::read_logical_bits(param.view());
+    DriftStep row;
+    row.step = t;
+    for (std::int64_t i = 0; i < n; ++i) {
+      exact[i].step(hyper, gradient[i]);
+      const double truth = exact[i].parameter();
+      if (!std::isfinite(values[i])) {
+        ++row.nonfinite;
+        continue;
+      }
+      const double error = std::fabs(static_cast<double>(values[i]) - truth);
+      row.max_abs_error = std::max(row.max_abs_error, error);
+      if (truth != 0) row.max_rel_error = std::max(row.max_rel_error, error / std::fabs(truth));
+      const double ulps = std::fabs(static_cast<double>(ordered(bits[i], dtype) - ordered(exact[i].parameter_bits(dtype), dtype)));
+      row.max_ulps = std::max(row.max_ulps, ulps);
+      ++row.ulp_histogram[histogram_bin(ulps)];
+    }
+    report.steps.push_back(row);
+  }
+  return report;
+}
+
+nlohmann::json drift_json(const DriftReport& report) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : report.steps) {
+    steps.push_back({{"step", s.step},
+                     {"max_abs_error", s.max_abs_error},
+                     {"max_rel_error", s.max_rel_error},
+                     {"max_ulps", s.max_ulps},
+                     {"ulp_histogram", s.ulp_histogram},
+                     {"nonfinite", s.nonfinite}});
+  }
+  return {{"implementation", report.implementation}, {"optimizer", report.optimizer},
+          {"dtype", dtype_name(report.dtype)},         {"elements", report.elements},
+          {"steps", steps}};
+}
+
+void print_drift(const DriftReport& report, std::int64_t every) {
+  std::printf("drift of %s on %s, %s parameters, %lld elements (ulp bins: 0 | 1 | 2-3 | 4-15 | 16-255 | >=256)\n",
+              report.optimizer.c_str(), report.implementation.c_str(), dtype_name(report.dtype),
+              static_cast<long long>(report.elements));
+  std::printf("%8s %12s %12s %9s  %s\n", "step", "max |err|", "max rel", "max ulps", "ulp histogram");
+  for (const auto& s : report.steps) {
+    if (s.step != 1 && s.step % every != 0 && s.step != static_cast<std::int64_t>(report.steps.size())) continue;
+    std::printf("%8lld %12.4g %12.4g %9.0f  %lld | %lld | %lld | %lld | %lld | %lld%s\n", static_cast<long long>(s.step),
+                s.max_abs_error, s.max_rel_error, s.max_ulps, static_cast<long long>(s.ulp_histogram[0]),
+                static_cast<long long>(s.ulp_histogram[1]), static_cast<long long>(s.ulp_histogram[2]),
+                static_cast<long long>(s.ulp_histogram[3]), static_cast<long long>(s.ulp_histogram[4]),
+                static_cast<long long>(s.ulp_histogram[5]), s.nonfinite ? "  (non-finite!)" : "");
+  }
+}
+
+}  // namespace bitparity::properties
