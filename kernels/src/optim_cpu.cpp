@@ -24,8 +24,10 @@ bool optimizer_step(const OptimizerParams& params, const LaunchConfig& launch) {
   detail::split_launches(params.numel, per_launch, [&](std::int64_t first, std::int64_t last) {
     const std::int64_t launch_chunks = (last - first + kChunk - 1) / kChunk;
     detail::parallel_for(0, launch_chunks, launch.threads, 4, [&](std::int64_t chunk) {
-      const std::int64_t end = std::min(last, first + (chunk + 1) * kChunk);
-      for (std::int64_t i = first + chunk * kChunk; i < end; ++i) optimizer_step_element(params, i);
+      const std::int64_t begin = first + chunk * kChunk, end = std::min(last, begin + kChunk);
+      with_optimizer_kind(params.kind, [&](auto kind) {
+        for (std::int64_t i = begin; i < end; ++i) optimizer_step_element_of<decltype(kind)::value>(params, i);
+      });
     });
   });
   return false;

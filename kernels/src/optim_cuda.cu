@@ -23,10 +23,11 @@ __global__ void scan_gradient_kernel(const OptimizerParams p, int* nonfinite) {
   }
 }
 
+template <OptimizerKind K>
 __global__ void optimizer_kernel(const OptimizerParams p, std::int64_t first, std::int64_t last) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < last; i += stride) {
-    optimizer_step_element(p, i);
+    optimizer_step_element_of<K>(p, i);
   }
 }
 
@@ -55,7 +56,9 @@ bool optimizer_step(int device, const OptimizerParams& p, const LaunchConfig& la
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch * kOptimizerElementsPerLaunchBlock : p.numel;
   for (std::int64_t first = 0; first < p.numel; first += per_launch) {
     const std::int64_t last = std::min(p.numel, first + per_launch);
-    optimizer_kernel<<<grid_of(launch, last - first, threads), threads>>>(p, first, last);
+    with_optimizer_kind(p.kind, [&](auto kind) {
+      optimizer_kernel<decltype(kind)::value><<<grid_of(launch, last - first, threads), threads>>>(p, first, last);
+    });
     check(cudaGetLastError(), "optimizer kernel launch");
   }
   check(cudaDeviceSynchronize(), "optimizer kernel");

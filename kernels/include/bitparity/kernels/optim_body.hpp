@@ -3,6 +3,7 @@
 // one fp32 operation in the order of ARITHMETIC.md; no fma, no contraction.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "bitparity/kernels/element_access.hpp"
 #include "bitparity/kernels/optimizer.hpp"
@@ -125,19 +126,37 @@ BP_HD void ademamix_element(const StepScalars& s, ElementValues& e) {
   e.s[2] = nu;
 }
 
-BP_HD void optimizer_element(OptimizerKind kind, const StepScalars& s, ElementValues& e) {
+template <OptimizerKind K>
+BP_HD void optimizer_element_of(const StepScalars& s, ElementValues& e) {
+  if constexpr (K == OptimizerKind::adam) adam_element(s, false, e);
+  if constexpr (K == OptimizerKind::adamw) adam_element(s, true, e);
+  if constexpr (K == OptimizerKind::sgd) sgd_element(s, e);
+  if constexpr (K == OptimizerKind::rmsprop) rmsprop_element(s, e);
+  if constexpr (K == OptimizerKind::adagrad) adagrad_element(s, e);
+  if constexpr (K == OptimizerKind::lion) lion_element(s, e);
+  if constexpr (K == OptimizerKind::ademamix) ademamix_element(s, e);
+}
+
+// Calls f(std::integral_constant<OptimizerKind, kind>{}): the launchers pick the element body once
+// per launch, not once per element.
+template <class F>
+BP_HD void with_optimizer_kind(OptimizerKind kind, F&& f) {
   switch (kind) {
-    case OptimizerKind::adam: adam_element(s, false, e); break;
-    case OptimizerKind::adamw: adam_element(s, true, e); break;
-    case OptimizerKind::sgd: sgd_element(s, e); break;
-    case OptimizerKind::rmsprop: rmsprop_element(s, e); break;
-    case OptimizerKind::adagrad: adagrad_element(s, e); break;
-    case OptimizerKind::lion: lion_element(s, e); break;
-    case OptimizerKind::ademamix: ademamix_element(s, e); break;
+    case OptimizerKind::adam: f(std::integral_constant<OptimizerKind, OptimizerKind::adam>{}); break;
+    case OptimizerKind::adamw: f(std::integral_constant<OptimizerKind, OptimizerKind::adamw>{}); break;
+    case OptimizerKind::sgd: f(std::integral_constant<OptimizerKind, OptimizerKind::sgd>{}); break;
+    case OptimizerKind::rmsprop: f(std::integral_constant<OptimizerKind, OptimizerKind::rmsprop>{}); break;
+    case OptimizerKind::adagrad: f(std::integral_constant<OptimizerKind, OptimizerKind::adagrad>{}); break;
+    case OptimizerKind::lion: f(std::integral_constant<OptimizerKind, OptimizerKind::lion>{}); break;
+    case OptimizerKind::ademamix: f(std::integral_constant<OptimizerKind, OptimizerKind::ademamix>{}); break;
   }
 }
 
-BP_HD int state_count(OptimizerKind kind) {
+BP_HD void optimizer_element(OptimizerKind kind, const StepScalars& s, ElementValues& e) {
+  with_optimizer_kind(kind, [&](auto k) { optimizer_element_of<decltype(k)::value>(s, e); });
+}
+
+BP_HD constexpr int state_count(OptimizerKind kind) {
   switch (kind) {
     case OptimizerKind::adam:
     case OptimizerKind::adamw: return 2;
@@ -147,24 +166,34 @@ BP_HD int state_count(OptimizerKind kind) {
   }
 }
 
-BP_HD ElementValues load_element(const OptimizerParams& p, std::int64_t i) {
+BP_HD ElementValues load_element(const OptimizerParams& p, std::int64_t i, int states) {
   ElementValues e;
   e.p = load_as_float(p.param, p.param_dtype, p.param_index.storage(i));
   e.g = load_as_float(p.grad, p.grad_dtype, p.grad_index.storage(i));
-  for (int k = 0; k < state_count(p.kind); ++k) e.s[k] = p.state[k][p.state_index[k].storage(i)];
+  for (int k = 0; k < states; ++k) e.s[k] = p.state[k][p.state_index[k].storage(i)];
   return e;
 }
 
-BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const ElementValues& e) {
-  store_float(p.param, p.param_dtype, p.param_index.storage(i), e.p);
-  for (int k = 0; k < state_count(p.kind); ++k) p.state[k][p.state_index[k].storage(i)] = e.s[k];
+BP_HD ElementValues load_element(const OptimizerParams& p, std::int64_t i) {
+  return load_element(p, i, state_count(p.kind));
 }
 
-// The whole step of element i (the launchers' unit of work).
-BP_HD void optimizer_step_element(const OptimizerParams& p, std::int64_t i) {
-  ElementValues e = load_element(p, i);
-  optimizer_element(p.kind, p.s, e);
-  store_element(p, i, e);
+BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const ElementValues& e, int states) {
+  store_float(p.param, p.param_dtype, p.param_index.storage(i), e.p);
+  for (int k = 0; k < states; ++k) p.state[k][p.state_index[k].storage(i)] = e.s[k];
+}
+
+BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const ElementValues& e) {
+  store_element(p, i, e, state_count(p.kind));
+}
+
+// The whole step of element i (the launchers' unit of work), for an optimizer known at compile time.
+template <OptimizerKind K>
+BP_HD void optimizer_step_element_of(const OptimizerParams& p, std::int64_t i) {
+  constexpr int states = state_count(K);
+  ElementValues e = load_element(p, i, states);
+  optimizer_element_of<K>(p.s, e);
+  store_element(p, i, e, states);
 }
 
 // True when the gradient element is NaN or infinite (checked before any element is changed).
