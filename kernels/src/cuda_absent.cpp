@@ -22,6 +22,8 @@ void release(void*) {}
 void copy_to_device(int, void*, const void*, std::int64_t) { unavailable(); }
 void copy_to_host(int, void*, const void*, std::int64_t) { unavailable(); }
 void copy_on_device(int, void*, const void*, std::int64_t) { unavailable(); }
-bool optimizer_step(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
+bool gradient_has_nonfinite(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
+NormSums norm_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
+void apply_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 }  // namespace cuda
 }  // namespace bitparity

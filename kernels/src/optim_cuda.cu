@@ -1,9 +1,11 @@
-// The CUDA launcher of the optimizers: a scan kernel for non-finite gradients, then (only if the
-// gradient is finite) a grid-stride kernel running the same element body as the CPU launcher.
+// The CUDA launcher of the optimizers, in the passes of optim_launch.hpp, running the same element
+// bodies as the CPU launcher. The norm pass reduces exact accumulators: per thread, then per CUDA
+// block in shared memory, then the block sums on the host; exact, so the grouping cannot matter.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim_launch.hpp"
@@ -16,6 +18,8 @@ void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw Error(ErrorCode::cuda_failure, std::string(what) + ": " + cudaGetErrorString(status));
 }
 
+constexpr int kNormThreads = 256;  // the shared-memory tree of the norm pass holds this many sums
+
 __global__ void scan_gradient_kernel(const OptimizerParams p, int* nonfinite) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
@@ -24,11 +28,34 @@ __global__ void scan_gradient_kernel(const OptimizerParams p, int* nonfinite) {
 }
 
 template <OptimizerKind K>
-__global__ void optimizer_kernel(const OptimizerParams p, std::int64_t first, std::int64_t last) {
+__global__ void apply_kernel(const OptimizerParams p, std::int64_t first, std::int64_t last) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < last; i += stride) {
     optimizer_step_element_of<K>(p, i);
   }
+}
+
+__device__ void reduce_block(ExactSquareSum* shared, ExactSquareSum mine, ExactSquareSum* out) {
+  shared[threadIdx.x] = mine;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x].merge(shared[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = shared[0];
+  __syncthreads();
+}
+
+template <OptimizerKind K>
+__global__ void norm_kernel(const OptimizerParams p, std::int64_t first, std::int64_t last, ExactSquareSum* block_sums) {
+  __shared__ ExactSquareSum shared[kNormThreads];
+  ExactSquareSum param_sum, direction_sum;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < last; i += stride) {
+    if constexpr (norm_based_kind(K)) norm_terms_element_of<K>(p, i, param_sum, direction_sum);
+  }
+  reduce_block(shared, param_sum, &block_sums[2 * blockIdx.x]);
+  reduce_block(shared, direction_sum, &block_sums[2 * blockIdx.x + 1]);
 }
 
 unsigned grid_of(const LaunchConfig& launch, std::int64_t elements, int threads) {
@@ -37,13 +64,19 @@ unsigned grid_of(const LaunchConfig& launch, std::int64_t elements, int threads)
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(grid, 1 << 30)));
 }
 
+int threads_of(const LaunchConfig& launch) { return std::clamp(launch.threads > 0 ? launch.threads : 256, 1, 1024); }
+
+std::int64_t per_launch(const OptimizerParams& p, const LaunchConfig& launch) {
+  return launch.blocks_per_launch > 0 ? launch.blocks_per_launch * kOptimizerElementsPerLaunchBlock : p.numel;
+}
+
 }  // namespace
 
 namespace cuda {
 
-bool optimizer_step(int device, const OptimizerParams& p, const LaunchConfig& launch) {
+bool gradient_has_nonfinite(int device, const OptimizerParams& p, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
-  const int threads = std::clamp(launch.threads > 0 ? launch.threads : 256, 1, 1024);
+  const int threads = threads_of(launch);
   int* flag = nullptr;
   check(cudaMalloc(&flag, sizeof(int)), "cudaMalloc");
   check(cudaMemset(flag, 0, sizeof(int)), "cudaMemset");
@@ -52,17 +85,46 @@ bool optimizer_step(int device, const OptimizerParams& p, const LaunchConfig& la
   int nonfinite = 0;
   check(cudaMemcpy(&nonfinite, flag, sizeof(int), cudaMemcpyDeviceToHost), "gradient scan");
   cudaFree(flag);
-  if (nonfinite) return true;
-  const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch * kOptimizerElementsPerLaunchBlock : p.numel;
-  for (std::int64_t first = 0; first < p.numel; first += per_launch) {
-    const std::int64_t last = std::min(p.numel, first + per_launch);
+  return nonfinite != 0;
+}
+
+NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& launch) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  // A power of two no larger than the shared tree, for the halving reduction.
+  int threads = 1;
+  while (threads * 2 <= std::min(threads_of(launch), kNormThreads)) threads *= 2;
+  NormSums total;
+  for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
+    const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
+    const unsigned grid = grid_of(launch, last - first, threads);
+    ExactSquareSum* block_sums = nullptr;
+    check(cudaMalloc(&block_sums, sizeof(ExactSquareSum) * 2 * grid), "cudaMalloc");
     with_optimizer_kind(p.kind, [&](auto kind) {
-      optimizer_kernel<decltype(kind)::value><<<grid_of(launch, last - first, threads), threads>>>(p, first, last);
+      norm_kernel<decltype(kind)::value><<<grid, threads>>>(p, first, last, block_sums);
+    });
+    check(cudaGetLastError(), "norm kernel launch");
+    std::vector<ExactSquareSum> sums(2 * grid);
+    check(cudaMemcpy(sums.data(), block_sums, sizeof(ExactSquareSum) * 2 * grid, cudaMemcpyDeviceToHost), "norm kernel");
+    cudaFree(block_sums);
+    for (unsigned b = 0; b < grid; ++b) {
+      total.param.merge(sums[2 * b]);
+      total.direction.merge(sums[2 * b + 1]);
+    }
+  }
+  return total;
+}
+
+void apply_pass(int device, const OptimizerParams& p, const LaunchConfig& launch) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  const int threads = threads_of(launch);
+  for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
+    const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
+    with_optimizer_kind(p.kind, [&](auto kind) {
+      apply_kernel<decltype(kind)::value><<<grid_of(launch, last - first, threads), threads>>>(p, first, last);
     });
     check(cudaGetLastError(), "optimizer kernel launch");
   }
   check(cudaDeviceSynchronize(), "optimizer kernel");
-  return false;
 }
 
 }  // namespace cuda

@@ -22,6 +22,8 @@ constexpr OptimizerInfo kOptimizers[] = {
     {OptimizerKind::adagrad, "adagrad", 1, "Adagrad with lr decay, torch.optim.Adagrad"},
     {OptimizerKind::lion, "lion", 1, "Lion (sign of the interpolated momentum, decoupled weight decay)"},
     {OptimizerKind::ademamix, "ademamix", 3, "AdEMAMix (fast and slow EMAs, alpha and beta3 warm-up)"},
+    {OptimizerKind::lamb, "lamb", 2, "LAMB: Adam direction with weight decay, layer-wise trust ratio ||p||/||u||, clipped"},
+    {OptimizerKind::lars, "lars", 1, "LARS: local lr eta*||p||/(||g|| + wd*||p||) into SGD momentum"},
 };
 
 void require(bool condition, const std::string& message) {
@@ -84,6 +86,15 @@ void validate_hyperparameters(OptimizerKind kind, const Hyperparameters& h) {
       require(finite_nonnegative(h.momentum), "rmsprop: momentum must be finite and >= 0");
       break;
     case OptimizerKind::adagrad: require(finite_nonnegative(h.lr_decay), "adagrad: lr_decay must be finite and >= 0"); break;
+    case OptimizerKind::lamb:
+      require(finite_nonnegative(h.max_trust_ratio), "lamb: max_trust_ratio must be finite and >= 0 (0: no clipping)");
+      break;
+    case OptimizerKind::lars:
+      require(std::isfinite(h.trust_coefficient) && h.trust_coefficient > 0.0f, "lars: trust_coefficient must be > 0");
+      require(finite_nonnegative(h.momentum), "lars: momentum must be finite and >= 0");
+      require(std::isfinite(h.dampening) && h.dampening >= 0.0f && h.dampening <= 1.0f, "lars: dampening must be in [0, 1]");
+      require(!h.nesterov || (h.momentum > 0.0f && h.dampening == 0.0f), "lars: nesterov needs momentum > 0 and dampening 0");
+      break;
     case OptimizerKind::ademamix:
       require(unit_interval(h.beta3), "ademamix: beta3 must be in [0, 1)");
       require(finite_nonnegative(h.ademamix_alpha), "ademamix: alpha must be finite and >= 0");
@@ -105,7 +116,7 @@ StepScalars step_scalars(OptimizerKind kind, const Hyperparameters& h) {
   s.beta2 = h.beta2;
   s.one_minus_beta2 = to_f32(1.0 - h.beta2);
   s.eps = h.eps;
-  s.weight_decay = h.weight_decay;
+  s.weight_decay = norm_based(kind) && h.exclude_from_weight_decay ? 0.0f : h.weight_decay;
   s.decay = to_f32(1.0 - static_cast<double>(h.lr) * h.weight_decay);
   s.momentum = h.momentum;
   s.one_minus_dampening = to_f32(1.0 - h.dampening);
@@ -126,6 +137,7 @@ StepScalars step_scalars(OptimizerKind kind, const Hyperparameters& h) {
       s.alpha = h.smoothing;
       s.one_minus_alpha = to_f32(1.0 - h.smoothing);
       break;
+    case OptimizerKind::lamb: s.inverse_bias_correction1 = to_f32(1.0 / bias_correction1); break;
     case OptimizerKind::ademamix: {
       s.inverse_bias_correction1 = to_f32(1.0 / bias_correction1);
       const double alpha = h.alpha_warmup > 0 ? std::min(t * h.ademamix_alpha / static_cast<double>(h.alpha_warmup),
@@ -140,6 +152,23 @@ StepScalars step_scalars(OptimizerKind kind, const Hyperparameters& h) {
     default: break;
   }
   return s;
+}
+
+bool norm_based(OptimizerKind kind) { return norm_based_kind(kind); }
+
+void finish_trust_ratio(OptimizerKind kind, const Hyperparameters& h, double sum_squares_param,
+                        double sum_squares_direction, StepScalars& s) {
+  const double param_norm = std::sqrt(sum_squares_param), direction_norm = std::sqrt(sum_squares_direction);
+  const bool adapt = !h.exclude_from_adaptation && param_norm > 0.0 && direction_norm > 0.0;
+  if (kind == OptimizerKind::lamb) {
+    double trust = adapt ? param_norm / direction_norm : 1.0;
+    if (adapt && h.max_trust_ratio > 0.0f) trust = std::min(trust, static_cast<double>(h.max_trust_ratio));
+    s.trust_scaled_lr = to_f32(static_cast<double>(h.lr) * trust);
+  } else {
+    const double wd = s.weight_decay;
+    s.trust_scaled_lr =
+        to_f32(adapt ? h.trust_coefficient * param_norm / (direction_norm + wd * param_norm) : 1.0);
+  }
 }
 
 namespace {
@@ -246,11 +275,22 @@ OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters
 
 StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                           const TensorView& grad, const std::vector<TensorView>& states, const LaunchConfig& launch) {
-  const OptimizerParams p = prepare_optimizer_step(kind, h, param, grad, states);
+  OptimizerParams p = prepare_optimizer_step(kind, h, param, grad, states);
   StepReport report;
   if (p.numel == 0) return report;
-  report.nonfinite_gradient = param.device.kind == DeviceKind::cpu ? cpu::optimizer_step(p, launch)
-                                                                   : cuda::optimizer_step(param.device.index, p, launch);
+  const bool on_cpu = param.device.kind == DeviceKind::cpu;
+  const int device = param.device.index;
+  report.nonfinite_gradient = on_cpu ? cpu::gradient_has_nonfinite(p, launch) : cuda::gradient_has_nonfinite(device, p, launch);
+  if (report.nonfinite_gradient) return report;  // nothing written: parameters and states as they were
+  if (norm_based(kind)) {
+    const NormSums sums = on_cpu ? cpu::norm_pass(p, launch) : cuda::norm_pass(device, p, launch);
+    finish_trust_ratio(kind, h, sums.param.to_double(), sums.direction.to_double(), p.s);
+  }
+  if (on_cpu) {
+    cpu::apply_pass(p, launch);
+  } else {
+    cuda::apply_pass(device, p, launch);
+  }
   return report;
 }
 

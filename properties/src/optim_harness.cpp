@@ -25,6 +25,11 @@ std::string describe_hyper(OptimizerKind kind, const Hyperparameters& h) {
        << (h.centered ? " centered" : "") << " alpha=" << h.smoothing;
   }
   if (kind == OptimizerKind::adagrad) os << " lr_decay=" << h.lr_decay;
+  if (kind == OptimizerKind::lamb || kind == OptimizerKind::lars) {
+    os << " max_trust=" << h.max_trust_ratio << " eta=" << h.trust_coefficient << " momentum=" << h.momentum
+       << (h.nesterov ? " nesterov" : "") << (h.exclude_from_adaptation ? " no-adaptation" : "")
+       << (h.exclude_from_weight_decay ? " no-decay" : "");
+  }
   if (kind == OptimizerKind::ademamix) {
     os << " beta3=" << show_float(h.beta3) << " alpha=" << h.ademamix_alpha << " alpha_warmup=" << h.alpha_warmup
        << " beta3_warmup=" << h.beta3_warmup;
@@ -69,6 +74,20 @@ Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats) {
     case OptimizerKind::lion:
       h.beta2 = *rc::gen::element(0.99f, 0.98f, 0.0f);
       h.lr = *rc::gen::element(1e-4f, 3e-4f, 0.0f);
+      break;
+    case OptimizerKind::lamb:
+      h.max_trust_ratio = *rc::gen::element(10.0f, 0.0f, 1.0f);
+      h.exclude_from_adaptation = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
+      h.exclude_from_weight_decay = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
+      break;
+    case OptimizerKind::lars:
+      h.momentum = *rc::gen::element(0.9f, 0.0f);
+      h.dampening = *rc::gen::element(0.0f, 0.1f);
+      h.nesterov = h.momentum > 0.0f && h.dampening == 0.0f && *rc::gen::arbitrary<bool>();
+      h.trust_coefficient = *rc::gen::element(0.001f, 0.02f);
+      h.lr = *rc::gen::element(0.1f, 1.0f, 0.0f);
+      h.exclude_from_adaptation = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
+      h.exclude_from_weight_decay = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
       break;
     case OptimizerKind::ademamix:
       h.beta3 = *rc::gen::element(0.9999f, 0.999f, 0.99f);
@@ -119,8 +138,10 @@ std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, c
     else if (kind_of_v < 20) second = std::ldexp(std::fabs(normal(rng)), -100);
     switch (kind) {
       case OptimizerKind::adam:
-      case OptimizerKind::adamw: v.s[0] = static_cast<float>(m); v.s[1] = static_cast<float>(second); break;
-      case OptimizerKind::sgd: v.s[0] = static_cast<float>(m); break;
+      case OptimizerKind::adamw:
+      case OptimizerKind::lamb: v.s[0] = static_cast<float>(m); v.s[1] = static_cast<float>(second); break;
+      case OptimizerKind::sgd:
+      case OptimizerKind::lars: v.s[0] = static_cast<float>(m); break;
       case OptimizerKind::rmsprop: {
         v.s[0] = static_cast<float>(second);
         // A gradient average consistent with the square average: |avg|^2 <= square average.

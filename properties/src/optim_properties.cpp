@@ -27,13 +27,17 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats) {
   const OptimResult r = run_optim(*t.iut, c, {}, true);
   if (r.nonfinite_reported) report_violation(stats, 1, "a finite gradient was reported non-finite");
   const reference::OptimReference ref(c.kind, c.hyper, c.param_dtype);
-  std::int64_t bad = 0;
+  std::vector<reference::OptimOutput> outputs(c.values.size());
+  for (std::size_t i = 0; i < c.values.size(); ++i) {
+    outputs[i].p = widen(r.param_bits[i], c.param_dtype);
+    for (std::size_t k = 0; k < r.state_bits.size(); ++k) outputs[i].s[k] = float_from_bits(r.state_bits[k][i]);
+  }
+  const std::vector<reference::ElementVerdict> verdicts = ref.check_all(c.values, outputs);
+  std::int64_t bad = 0, ill_conditioned = 0;
   std::string first;
   for (std::size_t i = 0; i < c.values.size(); ++i) {
-    reference::OptimOutput out;
-    out.p = widen(r.param_bits[i], c.param_dtype);
-    for (std::size_t k = 0; k < r.state_bits.size(); ++k) out.s[k] = float_from_bits(r.state_bits[k][i]);
-    const reference::ElementVerdict verdict = ref.check(c.values[i], out);
+    const reference::ElementVerdict& verdict = verdicts[i];
+    ill_conditioned += verdict.ill_conditioned ? 1 : 0;
     if (!verdict.ill_conditioned) stats.observe_ratio(verdict.worst_ratio);
     if (!verdict.ok && bad++ == 0) {
       const auto& in = c.values[i];

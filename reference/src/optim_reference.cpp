@@ -54,7 +54,9 @@ Scalars<T> exact_scalars(OptimizerKind kind, const Hyperparameters& h) {
   s.beta1 = user_value<T>(h.beta1);
   s.beta2 = user_value<T>(h.beta2);
   s.eps = user_value<T>(h.eps);
-  s.weight_decay = user_value<T>(h.weight_decay);
+  s.weight_decay = user_value<T>((kind == OptimizerKind::lamb || kind == OptimizerKind::lars) && h.exclude_from_weight_decay
+                                     ? 0.0f
+                                     : h.weight_decay);
   s.momentum = user_value<T>(h.momentum);
   s.one_minus_beta1 = host_scalar<T>(one - T(h.beta1), 0.0);
   s.one_minus_beta2 = host_scalar<T>(one - T(h.beta2), 0.0);
@@ -88,6 +90,11 @@ Scalars<T> exact_scalars(OptimizerKind kind, const Hyperparameters& h) {
       s.alpha = user_value<T>(h.smoothing);
       s.one_minus_alpha = host_scalar<T>(one - T(h.smoothing), 0.0);
       break;
+    case OptimizerKind::lamb: {
+      const T inverse = one / (one - b1t);
+      s.inverse_bias_correction1 = host_scalar<T>(inverse, evaluation_error(inverse, c1));
+      break;
+    }
     case OptimizerKind::ademamix: {
       const T inverse = one / (one - b1t);
       s.inverse_bias_correction1 = host_scalar<T>(inverse, evaluation_error(inverse, c1));
@@ -224,6 +231,58 @@ void ademamix(const Scalars<T>& s, Element<T>& e) {
   e.s[2] = nu;
 }
 
+// LAMB first pass: the new moments and the direction u = m_hat / (sqrt(v_hat) + eps) + wd * p.
+template <class T>
+Tracked<T> lamb_first_pass(const Scalars<T>& s, Element<T>& e) {
+  const Tracked<T> g = prepared_gradient(s, e.g);
+  e.s[0] = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
+  e.s[1] = moving_average(s.beta2, s.one_minus_beta2, e.s[1], mul(g, g));
+  const Tracked<T> denom = add(div(square_root(e.s[1]), s.bias_correction2_sqrt), s.eps);
+  const Tracked<T> ratio = div(mul(e.s[0], s.inverse_bias_correction1), denom);
+  return s.weight_decay.value != T(0) ? add(ratio, mul(s.weight_decay, e.p)) : ratio;
+}
+
+template <class T>
+void lars_second_pass(const Scalars<T>& s, const Tracked<T>& local_lr, Element<T>& e) {
+  Tracked<T> g = prepared_gradient(s, e.g);
+  if (s.weight_decay.value != T(0)) g = add(g, mul(s.weight_decay, e.p));
+  const Tracked<T> scaled = mul(local_lr, g);
+  Tracked<T> direction = scaled;
+  if (s.momentum.value != T(0)) {
+    const Tracked<T> buffer = s.first_step ? scaled : add(mul(s.momentum, e.s[0]), mul(s.one_minus_dampening, scaled));
+    e.s[0] = buffer;
+    direction = s.nesterov ? add(scaled, mul(s.momentum, buffer)) : buffer;
+  }
+  e.p = sub(e.p, mul(s.lr, direction));
+}
+
+// The norm of values whose kernel counterparts are within err_i of them: the kernel sums its own
+// squares exactly, rounds the sum to double and takes a double sqrt, so
+// |kernel norm - exact norm| <= sqrt(sum err_i^2) + 2^-51 norm (triangle inequality in l2).
+template <class T>
+Tracked<T> norm_of(const std::vector<Tracked<T>>& values) {
+  using std::sqrt;
+  T sum(0);
+  double err_squares = 0, ref_squares = 0;
+  bool bounded = true;
+  for (const auto& v : values) {
+    bounded = bounded && !unbounded(v);
+    sum += v.value * v.value;
+    err_squares += v.err * v.err;
+    ref_squares += v.ref * v.ref;
+  }
+  const T norm = sqrt(sum);
+  const double n = magnitude(norm);
+  const double ref = sqrt(ref_squares) + unit_of<T>() * 4 * (n + 1e-300);
+  const Tracked<T> result{norm, ref, sqrt(err_squares) + 0x1p-51 * (n + sqrt(ref_squares)), true};
+  return bounded ? result : without_bound(result);
+}
+
+// The tensor-level steps: elementwise optimizers element by element, LAMB and LARS in two passes
+// around the trust ratio, exactly as the kernels do.
+template <class T>
+void step_all(OptimizerKind kind, const Hyperparameters& h, const Scalars<T>& s, std::vector<Element<T>>& elements);
+
 template <class T>
 void step(OptimizerKind kind, const Scalars<T>& s, Element<T>& e) {
   switch (kind) {
@@ -234,6 +293,43 @@ void step(OptimizerKind kind, const Scalars<T>& s, Element<T>& e) {
     case OptimizerKind::adagrad: adagrad(s, e); break;
     case OptimizerKind::lion: lion(s, e); break;
     case OptimizerKind::ademamix: ademamix(s, e); break;
+    default: break;  // LAMB and LARS need the whole tensor: step_all
+  }
+}
+
+template <class T>
+void step_all(OptimizerKind kind, const Hyperparameters& h, const Scalars<T>& s, std::vector<Element<T>>& elements) {
+  if (kind != OptimizerKind::lamb && kind != OptimizerKind::lars) {
+    for (auto& e : elements) step(kind, s, e);
+    return;
+  }
+  std::vector<Tracked<T>> params, directions;
+  for (auto& e : elements) {
+    params.push_back(e.p);
+    directions.push_back(kind == OptimizerKind::lamb ? lamb_first_pass(s, e) : prepared_gradient(s, e.g));
+  }
+  const Tracked<T> param_norm = norm_of(params), direction_norm = norm_of(directions);
+  const bool degenerate = magnitude(param_norm.value) == 0.0 || magnitude(direction_norm.value) == 0.0;
+  const bool may_degenerate = magnitude(direction_norm.value) - direction_norm.ref - direction_norm.err <= 0.0;
+  Tracked<T> trust = exact_input<T>(1.0f);
+  if (!h.exclude_from_adaptation && !degenerate) {
+    if (kind == OptimizerKind::lamb) {
+      trust = div(param_norm, direction_norm);
+      if (h.max_trust_ratio > 0.0f && trust.value > T(h.max_trust_ratio)) trust.value = T(h.max_trust_ratio);  // min is 1-Lipschitz
+    } else {
+      trust = div(mul(exact_input<T>(h.trust_coefficient), param_norm),
+                  add(direction_norm, mul(s.weight_decay, param_norm)));
+    }
+  }
+  // The kernel may take either branch of ||u|| > 0: no bound for the trust ratio.
+  if (!h.exclude_from_adaptation && magnitude(param_norm.value) != 0.0 && may_degenerate) trust = without_bound(trust);
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    Element<T>& e = elements[i];
+    if (kind == OptimizerKind::lamb) {
+      e.p = sub(e.p, mul(mul(s.lr, trust), directions[i]));
+    } else {
+      lars_second_pass(s, trust, e);
+    }
   }
 }
 
@@ -282,35 +378,44 @@ Element<T> element_of(const OptimInput& in) {
   return e;
 }
 
+// Judge every element of one step; returns the worst decision.
 template <class T>
-Decision judge(OptimizerKind kind, const Hyperparameters& hyper, DType dtype, const OptimInput& in,
-               const OptimOutput& kernel, ElementVerdict& verdict) {
-  Element<T> e = element_of<T>(in);
-  step(kind, exact_scalars<T>(kind, hyper), e);
+Decision judge_all(OptimizerKind kind, const Hyperparameters& hyper, DType dtype, const std::vector<OptimInput>& inputs,
+                   const std::vector<OptimOutput>& kernel, std::vector<ElementVerdict>& verdicts) {
+  std::vector<Element<T>> elements;
+  elements.reserve(inputs.size());
+  for (const auto& in : inputs) elements.push_back(element_of<T>(in));
+  step_all(kind, hyper, exact_scalars<T>(kind, hyper), elements);
   const StorageRounding storage = storage_rounding(dtype);
-  const Tracked<T> p = round_to_storage(e.p, storage.unit, storage.underflow);
   const int states = optimizer_info(kind).states;
   const char* names[] = {"state0", "state1", "state2"};
   Decision overall = Decision::pass;
-  verdict.worst_ratio = 0.0;
-  verdict.ill_conditioned = !(p.err < kInfinity);
-  for (int k = -1; k < states; ++k) {
-    const Tracked<T>& expected = k < 0 ? p : e.s[k];
-    const float value = k < 0 ? kernel.p : kernel.s[k];
-    double ratio = 0.0;
-    const Decision d = decide(expected, value, k < 0 ? storage.largest : static_cast<double>(FLT_MAX), ratio);
-    verdict.ill_conditioned = verdict.ill_conditioned || !(expected.err < kInfinity);
-    verdict.worst_ratio = std::max(verdict.worst_ratio, ratio);
-    if (d == Decision::fail && overall != Decision::fail) {
-      std::ostringstream text;
-      char line[256];
-      std::snprintf(line, sizeof line, "%s: kernel %a, exact %a, bound %.3g (%.3g of it)", k < 0 ? "parameter" : names[k],
-                    static_cast<double>(value), magnitude(expected.value) * (expected.value < T(0) ? -1.0 : 1.0),
-                    expected.err, ratio);
-      verdict.detail = line;
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    ElementVerdict& verdict = verdicts[i];
+    const Tracked<T> p = round_to_storage(elements[i].p, storage.unit, storage.underflow);
+    Decision element_decision = Decision::pass;
+    verdict.worst_ratio = 0.0;
+    verdict.ill_conditioned = false;
+    for (int k = -1; k < states; ++k) {
+      const Tracked<T>& expected = k < 0 ? p : elements[i].s[k];
+      const float value = k < 0 ? kernel[i].p : kernel[i].s[k];
+      double ratio = 0.0;
+      const Decision d = decide(expected, value, k < 0 ? storage.largest : static_cast<double>(FLT_MAX), ratio);
+      verdict.ill_conditioned = verdict.ill_conditioned || !(expected.err < kInfinity);
+      verdict.worst_ratio = std::max(verdict.worst_ratio, ratio);
+      if (d == Decision::fail && element_decision != Decision::fail) {
+        char line[256];
+        std::snprintf(line, sizeof line, "%s: kernel %a, exact %a, bound %.3g (%.3g of it)", k < 0 ? "parameter" : names[k],
+                      static_cast<double>(value), magnitude(expected.value) * (expected.value < T(0) ? -1.0 : 1.0),
+                      expected.err, ratio);
+        verdict.detail = line;
+      }
+      if (d == Decision::fail) element_decision = Decision::fail;
+      if (d == Decision::undecided && element_decision == Decision::pass) element_decision = Decision::undecided;
     }
-    if (d == Decision::fail) overall = Decision::fail;
-    if (d == Decision::undecided && overall == Decision::pass) overall = Decision::undecided;
+    verdict.ok = element_decision != Decision::fail;
+    if (element_decision == Decision::fail) overall = Decision::fail;
+    if (element_decision == Decision::undecided && overall == Decision::pass) overall = Decision::undecided;
   }
   return overall;
 }
@@ -320,30 +425,31 @@ Decision judge(OptimizerKind kind, const Hyperparameters& hyper, DType dtype, co
 OptimReference::OptimReference(OptimizerKind kind, const Hyperparameters& hyper, DType param_dtype)
     : kind_(kind), hyper_(hyper), param_dtype_(param_dtype) {}
 
-ElementVerdict OptimReference::check(const OptimInput& in, const OptimOutput& kernel) const {
-  ElementVerdict verdict;
-  Decision d = judge<double>(kind_, hyper_, param_dtype_, in, kernel, verdict);
-  if (d == Decision::undecided) {
-    verdict.escalated = true;
-    d = judge<Exact>(kind_, hyper_, param_dtype_, in, kernel, verdict);
+std::vector<ElementVerdict> OptimReference::check_all(const std::vector<OptimInput>& inputs,
+                                                     const std::vector<OptimOutput>& kernel) const {
+  std::vector<ElementVerdict> verdicts(inputs.size());
+  if (judge_all<double>(kind_, hyper_, param_dtype_, inputs, kernel, verdicts) == Decision::undecided) {
+    // Some element is within the double evaluation's own error of its bound: decide all in MPFR.
+    judge_all<Exact>(kind_, hyper_, param_dtype_, inputs, kernel, verdicts);
+    for (auto& verdict : verdicts) verdict.escalated = true;
   }
-  verdict.ok = d != Decision::fail;  // still undecided in MPFR: within 2^-250 of the bound, a pass
-  return verdict;
+  return verdicts;  // an element still undecided in MPFR is within 2^-250 of its bound: a pass
 }
 
-void OptimReference::exact_step(const OptimInput& in, double& p, double s[3]) const {
-  Element<Exact> e = element_of<Exact>(in);
-  step(kind_, exact_scalars<Exact>(kind_, hyper_), e);
-  p = e.p.value.convert_to<double>();
-  for (int k = 0; k < 3; ++k) s[k] = e.s[k].value.convert_to<double>();
+ElementVerdict OptimReference::check(const OptimInput& in, const OptimOutput& kernel) const {
+  return check_all({in}, {kernel}).front();
 }
+
+
 
 struct ExactTrajectory::State {
-  Element<Exact> element;
+  std::vector<Element<Exact>> elements;
 };
 
-ExactTrajectory::ExactTrajectory(OptimizerKind kind, const OptimInput& start)
-    : kind_(kind), state_(new State{element_of<Exact>(start)}) {}
+ExactTrajectory::ExactTrajectory(OptimizerKind kind, const std::vector<OptimInput>& start)
+    : kind_(kind), state_(new State) {
+  for (const auto& in : start) state_->elements.push_back(element_of<Exact>(in));
+}
 
 ExactTrajectory::~ExactTrajectory() { delete state_; }
 ExactTrajectory::ExactTrajectory(ExactTrajectory&& other) noexcept : kind_(other.kind_), state_(other.state_) {
@@ -355,15 +461,24 @@ ExactTrajectory& ExactTrajectory::operator=(ExactTrajectory&& other) noexcept {
   return *this;
 }
 
-void ExactTrajectory::step(const Hyperparameters& hyper, float gradient) {
-  state_->element.g = exact_input<Exact>(gradient);
-  bitparity::reference::step(kind_, exact_scalars<Exact>(kind_, hyper), state_->element);
+void ExactTrajectory::step(const Hyperparameters& hyper, const std::vector<float>& gradients) {
+  for (std::size_t i = 0; i < gradients.size(); ++i) {
+    Element<Exact>& e = state_->elements[i];
+    e.g = exact_input<Exact>(gradients[i]);
+    // The trajectory's values are exact; the kernel-error bookkeeping restarts every step.
+    for (Tracked<Exact>* t : {&e.p, &e.s[0], &e.s[1], &e.s[2]}) {
+      t->ref = 0;
+      t->err = 0;
+      t->nonnegative = !(t->value < Exact(0));
+    }
+  }
+  step_all(kind_, hyper, exact_scalars<Exact>(kind_, hyper), state_->elements);
 }
 
-double ExactTrajectory::parameter() const { return state_->element.p.value.convert_to<double>(); }
+double ExactTrajectory::parameter(std::size_t i) const { return state_->elements[i].p.value.convert_to<double>(); }
 
-std::uint32_t ExactTrajectory::parameter_bits(DType dtype) const {
-  return correctly_rounded_bits(state_->element.p.value.backend().data(), dtype);
+std::uint32_t ExactTrajectory::parameter_bits(std::size_t i, DType dtype) const {
+  return correctly_rounded_bits(state_->elements[i].p.value.backend().data(), dtype);
 }
 
 }  // namespace bitparity::reference

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "bitparity/kernels/element_access.hpp"
+#include "bitparity/kernels/exact_sum.hpp"
 #include "bitparity/kernels/optimizer.hpp"
 #include "bitparity/kernels/strided_index.hpp"
 
@@ -126,6 +127,37 @@ BP_HD void ademamix_element(const StepScalars& s, ElementValues& e) {
   e.s[2] = nu;
 }
 
+// LAMB, first pass: the Adam moments (stored), then the direction is lamb_direction.
+BP_HD void lamb_moments(const StepScalars& s, ElementValues& e) {
+  const float g = prepared_gradient(s, e.g);
+  e.s[0] = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
+  e.s[1] = moving_average(s.beta2, s.one_minus_beta2, e.s[1], g * g);
+}
+
+// LAMB direction from the new moments: m_hat / (sqrt(v_hat) + eps) + wd * p.
+BP_HD float lamb_direction(const StepScalars& s, const ElementValues& e) {
+  const float denom = sqrtf(e.s[1]) / s.bias_correction2_sqrt + s.eps;
+  const float ratio = (e.s[0] * s.inverse_bias_correction1) / denom;
+  return s.weight_decay != 0.0f ? ratio + s.weight_decay * e.p : ratio;
+}
+
+// LAMB, second pass (moments already new): p - (lr * trust) * direction.
+BP_HD void lamb_apply(const StepScalars& s, ElementValues& e) { e.p = e.p - s.trust_scaled_lr * lamb_direction(s, e); }
+
+// LARS, second pass: the gradient with weight decay, scaled by the local lr, into SGD momentum.
+BP_HD void lars_apply(const StepScalars& s, ElementValues& e) {
+  float g = prepared_gradient(s, e.g);
+  if (s.weight_decay != 0.0f) g = g + s.weight_decay * e.p;
+  const float scaled = s.trust_scaled_lr * g;
+  float direction = scaled;
+  if (s.momentum != 0.0f) {
+    const float buffer = s.first_step ? scaled : s.momentum * e.s[0] + s.one_minus_dampening * scaled;
+    e.s[0] = buffer;
+    direction = s.nesterov ? scaled + s.momentum * buffer : buffer;
+  }
+  e.p = e.p - s.lr * direction;
+}
+
 template <OptimizerKind K>
 BP_HD void optimizer_element_of(const StepScalars& s, ElementValues& e) {
   if constexpr (K == OptimizerKind::adam) adam_element(s, false, e);
@@ -135,6 +167,27 @@ BP_HD void optimizer_element_of(const StepScalars& s, ElementValues& e) {
   if constexpr (K == OptimizerKind::adagrad) adagrad_element(s, e);
   if constexpr (K == OptimizerKind::lion) lion_element(s, e);
   if constexpr (K == OptimizerKind::ademamix) ademamix_element(s, e);
+  if constexpr (K == OptimizerKind::lamb) lamb_apply(s, e);  // the second pass
+  if constexpr (K == OptimizerKind::lars) lars_apply(s, e);  // the second pass
+}
+
+BP_HD constexpr bool norm_based_kind(OptimizerKind kind) {
+  return kind == OptimizerKind::lamb || kind == OptimizerKind::lars;
+}
+
+// First pass of the norm-based optimizers: the squares to accumulate (LAMB also writes its moments).
+struct NormTerms {
+  float param = 0, direction = 0;
+};
+
+template <OptimizerKind K>
+BP_HD NormTerms norm_terms_of(const StepScalars& s, ElementValues& e) {
+  if constexpr (K == OptimizerKind::lamb) {
+    lamb_moments(s, e);
+    return {e.p, lamb_direction(s, e)};
+  } else {
+    return {e.p, prepared_gradient(s, e.g)};  // LARS: the norm of the gradient before weight decay
+  }
 }
 
 // Calls f(std::integral_constant<OptimizerKind, kind>{}): the launchers pick the element body once
@@ -149,6 +202,8 @@ BP_HD void with_optimizer_kind(OptimizerKind kind, F&& f) {
     case OptimizerKind::adagrad: f(std::integral_constant<OptimizerKind, OptimizerKind::adagrad>{}); break;
     case OptimizerKind::lion: f(std::integral_constant<OptimizerKind, OptimizerKind::lion>{}); break;
     case OptimizerKind::ademamix: f(std::integral_constant<OptimizerKind, OptimizerKind::ademamix>{}); break;
+    case OptimizerKind::lamb: f(std::integral_constant<OptimizerKind, OptimizerKind::lamb>{}); break;
+    case OptimizerKind::lars: f(std::integral_constant<OptimizerKind, OptimizerKind::lars>{}); break;
   }
 }
 
@@ -159,7 +214,8 @@ BP_HD void optimizer_element(OptimizerKind kind, const StepScalars& s, ElementVa
 BP_HD constexpr int state_count(OptimizerKind kind) {
   switch (kind) {
     case OptimizerKind::adam:
-    case OptimizerKind::adamw: return 2;
+    case OptimizerKind::adamw:
+    case OptimizerKind::lamb: return 2;
     case OptimizerKind::rmsprop: return 3;
     case OptimizerKind::ademamix: return 3;
     default: return 1;
@@ -185,6 +241,20 @@ BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const Element
 
 BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const ElementValues& e) {
   store_element(p, i, e, state_count(p.kind));
+}
+
+// The first pass of element i of LAMB/LARS: accumulates the squares (LAMB stores its moments).
+template <OptimizerKind K>
+BP_HD void norm_terms_element_of(const OptimizerParams& p, std::int64_t i, ExactSquareSum& param_sum,
+                                 ExactSquareSum& direction_sum) {
+  constexpr int states = state_count(K);
+  ElementValues e = load_element(p, i, states);
+  const NormTerms terms = norm_terms_of<K>(p.s, e);
+  param_sum.add_square(terms.param);
+  direction_sum.add_square(terms.direction);
+  if constexpr (K == OptimizerKind::lamb) {
+    for (int k = 0; k < states; ++k) p.state[k][p.state_index[k].storage(i)] = e.s[k];
+  }
 }
 
 // The whole step of element i (the launchers' unit of work), for an optimizer known at compile time.

@@ -1,23 +1,36 @@
 #pragma once
-// The optimizer launchers behind optimizer_step. Each first scans the whole gradient for NaN or
-// infinity; if it finds one it returns true and changes nothing, otherwise it runs the step.
+// The optimizer launchers behind optimizer_step, in passes: a scan of the whole gradient for NaN
+// or infinity (before anything is written); for LAMB and LARS a norm pass accumulating exact sums
+// of squares; and the apply pass running the element body.
 #include <vector>
 
+#include "bitparity/kernels/exact_sum.hpp"
 #include "bitparity/kernels/launch.hpp"
 #include "bitparity/kernels/optim_body.hpp"
 
 namespace bitparity {
+
+struct NormSums {
+  ExactSquareSum param, direction;
+};
+
 namespace cpu {
-bool optimizer_step(const OptimizerParams& params, const LaunchConfig& launch);
-}
+bool gradient_has_nonfinite(const OptimizerParams& params, const LaunchConfig& launch);
+NormSums norm_pass(const OptimizerParams& params, const LaunchConfig& launch);
+void apply_pass(const OptimizerParams& params, const LaunchConfig& launch);
+}  // namespace cpu
 namespace cuda {
-bool optimizer_step(int device, const OptimizerParams& params, const LaunchConfig& launch);
-}
+bool gradient_has_nonfinite(int device, const OptimizerParams& params, const LaunchConfig& launch);
+NormSums norm_pass(int device, const OptimizerParams& params, const LaunchConfig& launch);
+void apply_pass(int device, const OptimizerParams& params, const LaunchConfig& launch);
+}  // namespace cuda
+
 // Validate the views of a step and gather them with the host step scalars (what optimizer_step
 // does before launching). Throws Error with the reason.
 OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                                        const TensorView& grad, const std::vector<TensorView>& states);
 
-// Elements per launch when LaunchConfig::blocks_per_launch splits an optimizer step.
+// Elements per launch when LaunchConfig::blocks_per_launch splits an optimizer pass.
 inline constexpr std::int64_t kOptimizerElementsPerLaunchBlock = 4096;
+
 }  // namespace bitparity

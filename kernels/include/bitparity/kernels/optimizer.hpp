@@ -10,7 +10,7 @@
 
 namespace bitparity {
 
-enum class OptimizerKind : std::uint8_t { adam, adamw, sgd, rmsprop, adagrad, lion, ademamix };
+enum class OptimizerKind : std::uint8_t { adam, adamw, sgd, rmsprop, adagrad, lion, ademamix, lamb, lars };
 
 struct OptimizerInfo {
   OptimizerKind kind;
@@ -39,6 +39,10 @@ struct Hyperparameters {
   float grad_scale = 1.0f;     // AMP loss scale: the gradient is multiplied by 1/grad_scale
   std::int64_t alpha_warmup = 0;  // AdEMAMix: steps of linear ademamix_alpha warm-up (0 = none)
   std::int64_t beta3_warmup = 0;  // AdEMAMix: steps of beta3 warm-up (0 = none)
+  float trust_coefficient = 0.001f;  // LARS eta
+  float max_trust_ratio = 10.0f;     // LAMB: trust ratio clipped to [0, max]; 0 = no clipping
+  bool exclude_from_adaptation = false;   // LAMB/LARS: trust ratio 1 for this tensor (biases, norms)
+  bool exclude_from_weight_decay = false; // LAMB/LARS: no weight decay for this tensor
   bool nesterov = false;
   bool centered = false;
   bool maximize = false;
@@ -61,10 +65,16 @@ struct StepScalars {
   float bias_correction2_sqrt = 1;    // sqrt(1 - beta2^t)
   float momentum = 0, one_minus_dampening = 1;
   float inverse_grad_scale = 1;
+  float trust_scaled_lr = 0;          // LAMB: lr * trust ratio; LARS: the local lr (after the norm pass)
   bool unscale = false, maximize = false, nesterov = false, centered = false, first_step = false;
 };
 
 StepScalars step_scalars(OptimizerKind kind, const Hyperparameters& h);  // validates, throws Error
+// LAMB and LARS: the trust ratio from the exact sums of squares of the first pass (rounded once to
+// double), computed in double and rounded once to fp32 into s.trust_scaled_lr.
+bool norm_based(OptimizerKind kind);
+void finish_trust_ratio(OptimizerKind kind, const Hyperparameters& h, double sum_squares_param,
+                        double sum_squares_direction, StepScalars& s);
 void validate_hyperparameters(OptimizerKind kind, const Hyperparameters& h);
 
 struct StepReport {

@@ -33,9 +33,10 @@ struct ElementVerdict {
 class OptimReference {
  public:
   OptimReference(OptimizerKind kind, const Hyperparameters& hyper, DType param_dtype);
+  // Every element of one step (LAMB and LARS couple the elements through their norms).
+  std::vector<ElementVerdict> check_all(const std::vector<OptimInput>& inputs, const std::vector<OptimOutput>& kernel) const;
+  // One element of an elementwise optimizer.
   ElementVerdict check(const OptimInput& in, const OptimOutput& kernel) const;
-  // Exact new values (to double) of one element, for drift measurements.
-  void exact_step(const OptimInput& in, double& p, double s[3]) const;
 
  private:
   OptimizerKind kind_;
@@ -43,15 +44,15 @@ class OptimReference {
   DType param_dtype_;
 };
 
-// Multi-step exact trajectory of one element with the reference's own state (never re-synced).
+// Multi-step exact trajectory of a whole tensor with the reference's own state (never re-synced).
 class ExactTrajectory {
  public:
-  ExactTrajectory(OptimizerKind kind, const OptimInput& start);
-  // One exact step with `hyper` (its step field says which) and the given gradient.
-  void step(const Hyperparameters& hyper, float gradient);
-  double parameter() const;
+  ExactTrajectory(OptimizerKind kind, const std::vector<OptimInput>& start);
+  // One exact step with `hyper` (its step field says which) and the given gradients.
+  void step(const Hyperparameters& hyper, const std::vector<float>& gradients);
+  double parameter(std::size_t i) const;
   // The exact parameter correctly rounded to `dtype` (bits), straight from the MPFR value.
-  std::uint32_t parameter_bits(DType dtype) const;
+  std::uint32_t parameter_bits(std::size_t i, DType dtype) const;
   ~ExactTrajectory();
   ExactTrajectory(ExactTrajectory&&) noexcept;
   ExactTrajectory& operator=(ExactTrajectory&&) noexcept;

@@ -63,16 +63,20 @@ bool unbounded(const Tracked<T>& a) {
   return !(a.err < kInfinity) || !(a.ref < kInfinity);
 }
 
+// The same value without a bound: its exact value stays meaningful (exact trajectories use it),
+// only the kernel's error is unknown.
 template <class T>
-Tracked<T> unbounded_value() {
-  return {T(0), kInfinity, kInfinity, false};
+Tracked<T> without_bound(Tracked<T> a) {
+  a.ref = kInfinity;
+  a.err = kInfinity;
+  return a;
 }
 
 template <class T>
 Tracked<T> add(const Tracked<T>& a, const Tracked<T>& b) {
-  if (unbounded(a) || unbounded(b)) return unbounded_value<T>();
   Tracked<T> r;
   r.value = a.value + b.value;
+  if (unbounded(a) || unbounded(b)) return without_bound(r);
   const double v = magnitude(r.value);
   r.ref = a.ref + b.ref + unit_of<T>() * v;
   const double propagated = a.err + b.err;
@@ -93,9 +97,9 @@ Tracked<T> sub(const Tracked<T>& a, const Tracked<T>& b) {
 
 template <class T>
 Tracked<T> mul(const Tracked<T>& a, const Tracked<T>& b) {
-  if (unbounded(a) || unbounded(b)) return unbounded_value<T>();
   Tracked<T> r;
   r.value = a.value * b.value;
+  if (unbounded(a) || unbounded(b)) return without_bound(r);
   const double v = magnitude(r.value);
   const double A = magnitude(a.value) + a.ref, B = magnitude(b.value) + b.ref;  // bounds on |exact|
   r.ref = magnitude(a.value) * b.ref + magnitude(b.value) * a.ref + a.ref * b.ref + unit_of<T>() * v;
@@ -107,12 +111,12 @@ Tracked<T> mul(const Tracked<T>& a, const Tracked<T>& b) {
 
 template <class T>
 Tracked<T> div(const Tracked<T>& a, const Tracked<T>& b) {
-  if (unbounded(a) || unbounded(b)) return unbounded_value<T>();
   Tracked<T> r;
   r.value = a.value / b.value;
+  if (unbounded(a) || unbounded(b)) return without_bound(r);
   const double v = magnitude(r.value);
   const double b_low = magnitude(b.value) - b.ref;  // lower bound on |exact b|
-  if (!(b_low > b.err)) return {r.value, kInfinity, kInfinity};  // the divisor may vanish
+  if (!(b_low > b.err)) return without_bound(r);  // the divisor may vanish
   r.ref = (a.ref + v * b.ref) / b_low + unit_of<T>() * v;
   const double Q = v + r.ref;
   const double propagated = (a.err + Q * b.err) / (b_low - b.err);
@@ -131,11 +135,13 @@ template <class T>
 Tracked<T> square_root(const Tracked<T>& a) {
   using std::sqrt;
   // An argument that may be negative in the kernel (cancellation) could produce NaN: no bound holds.
-  if (unbounded(a)) return unbounded_value<T>();
-  const bool may_be_negative = !a.nonnegative && (a.value < T(0) || magnitude(a.value) - a.ref - a.err < 0.0);
-  if (may_be_negative) return {T(0), kInfinity, kInfinity, true};
   Tracked<T> r;
   const T argument = a.value < T(0) ? T(0) : a.value;
+  const bool may_be_negative = !a.nonnegative && (a.value < T(0) || magnitude(a.value) - a.ref - a.err < 0.0);
+  if (unbounded(a) || may_be_negative) {
+    r.value = sqrt(argument);
+    return without_bound(r);
+  }
   const double low = std::max(magnitude(argument) - a.ref, 0.0);
   r.value = sqrt(argument);
   const double v = magnitude(r.value);
@@ -149,8 +155,8 @@ Tracked<T> square_root(const Tracked<T>& a) {
 // sign(x) in {-1, 0, 1}: exact when |x| exceeds the kernel's error, otherwise off by up to 2.
 template <class T>
 Tracked<T> sign(const Tracked<T>& a) {
-  if (unbounded(a)) return unbounded_value<T>();
   const T s = a.value > T(0) ? T(1) : (a.value < T(0) ? T(-1) : T(0));
+  if (unbounded(a)) return without_bound(Tracked<T>{s, 0.0, 0.0, false});
   const bool certain = magnitude(a.value) - a.ref > a.err || (a.err == 0.0 && a.ref == 0.0);
   return {s, certain ? 0.0 : 2.0, certain ? 0.0 : 2.0, false};
 }

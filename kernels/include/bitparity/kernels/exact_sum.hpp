@@ -1,0 +1,79 @@
+#pragma once
+// An exact, order-free sum of squares of fp32 values: a fixed-point number with unit 2^-352 in
+// eleven 64-bit limbs (up to 2^352). x^2 of an fp32 x is exact in double and lies in
+// [2^-298, 2^256), so every addition is exact, any grouping gives the same bits, and the result is
+// rounded once (to nearest even) when it is read as a double. Norms built on it cannot depend on
+// launch configuration, device or world size.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "bitparity/kernels/bits.hpp"
+#include "bitparity/kernels/hd.hpp"
+
+namespace bitparity {
+
+struct ExactSquareSum {
+  static constexpr int kLimbs = 11;
+  static constexpr int kLowExponent = -352;
+  std::uint64_t limb[kLimbs] = {};
+
+  BP_HD void add_at(int index, std::uint64_t value) {
+    for (int i = index; i < kLimbs && value != 0; ++i) {
+      const std::uint64_t sum = limb[i] + value;
+      value = sum < value ? 1u : 0u;  // the carry into the next limb
+      limb[i] = sum;
+    }
+  }
+
+  BP_HD void add_square(float x) {
+    const double square = static_cast<double>(x) * static_cast<double>(x);  // exact
+    if (square == 0.0) return;
+    const std::uint64_t bits = double_bits(square);
+    const int exponent = static_cast<int>(bits >> 52);  // never 0: square >= 2^-298
+    const std::uint64_t significand = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    const int position = exponent - 1075 - kLowExponent;  // of the significand's lowest bit, >= 2
+    const int index = position / 64, shift = position % 64;
+    add_at(index, significand << shift);
+    if (shift > 11) add_at(index + 1, significand >> (64 - shift));
+  }
+
+  BP_HD void merge(const ExactSquareSum& other) {
+    std::uint64_t carry = 0;
+    for (int i = 0; i < kLimbs; ++i) {
+      const std::uint64_t partial = limb[i] + other.limb[i];
+      const std::uint64_t c1 = partial < limb[i] ? 1u : 0u;
+      const std::uint64_t total = partial + carry;
+      const std::uint64_t c2 = total < partial ? 1u : 0u;
+      limb[i] = total;
+      carry = c1 + c2;
+    }
+  }
+
+  // The sum rounded once to the nearest double (ties to even).
+  BP_HD double to_double() const {
+    int top = kLimbs - 1;
+    while (top >= 0 && limb[top] == 0) --top;
+    if (top < 0) return 0.0;
+    const int leading = count_leading_zeros(limb[top]);
+    const std::uint64_t next = top > 0 ? limb[top - 1] : 0;
+    const std::uint64_t window = leading == 0 ? limb[top] : (limb[top] << leading) | (next >> (64 - leading));
+    bool sticky = leading == 0 ? next != 0 : (next << leading) != 0;
+    for (int i = top - 2; i >= 0 && !sticky; --i) sticky = limb[i] != 0;
+    std::uint64_t kept = window >> 11;
+    const std::uint64_t remainder = window & 0x7FF;
+    if (remainder > 0x400 || (remainder == 0x400 && (sticky || (kept & 1)))) ++kept;
+    const int exponent = top * 64 + (63 - leading) - 52 + kLowExponent;  // of kept's lowest bit
+    return ldexp(static_cast<double>(kept), exponent);
+  }
+
+  BP_HD static int count_leading_zeros(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+    return __clzll(static_cast<long long>(x));
+#else
+    return __builtin_clzll(x);
+#endif
+  }
+};
+
+}  // namespace bitparity
