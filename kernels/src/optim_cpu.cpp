@@ -44,10 +44,8 @@ NormSums norm_pass(const OptimizerParams& params, const LaunchConfig& launch) {
     over_chunks(first, last, launch, [&](std::int64_t begin, std::int64_t end) {
       NormSums partial;  // exact, so merging the chunks in any order gives the same sums
       with_optimizer_kind(params.kind, [&](auto kind) {
-        if constexpr (norm_based_kind(decltype(kind)::value)) {
-          for (std::int64_t i = begin; i < end; ++i) {
-            norm_terms_element_of<decltype(kind)::value>(params, i, partial.param, partial.direction);
-          }
+        for (std::int64_t i = begin; i < end; ++i) {
+          norm_terms_element_of<decltype(kind)::value>(params, i, partial.param, partial.direction);
         }
       });
       const std::lock_guard lock(merge);

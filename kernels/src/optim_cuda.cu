@@ -52,7 +52,7 @@ __global__ void norm_kernel(const OptimizerParams p, std::int64_t first, std::in
   ExactSquareSum param_sum, direction_sum;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < last; i += stride) {
-    if constexpr (norm_based_kind(K)) norm_terms_element_of<K>(p, i, param_sum, direction_sum);
+    norm_terms_element_of<K>(p, i, param_sum, direction_sum);
   }
   reduce_block(shared, param_sum, &block_sums[2 * blockIdx.x]);
   reduce_block(shared, direction_sum, &block_sums[2 * blockIdx.x + 1]);

@@ -74,6 +74,9 @@ void validate_hyperparameters(OptimizerKind kind, const Hyperparameters& h) {
   require(std::isfinite(h.grad_scale) && h.grad_scale > 0.0f, name + ": grad_scale must be finite and > 0");
   require(unit_interval(h.beta1), name + ": beta1 must be in [0, 1)");
   require(unit_interval(h.beta2), name + ": beta2 must be in [0, 1)");
+  require(finite_nonnegative(h.max_unorm), name + ": max_unorm must be finite and >= 0 (0: no clipping)");
+  require(h.max_unorm == 0.0f || !norm_based(kind),
+          name + ": max_unorm does not apply (the trust ratio already scales the update); set it to 0");
   switch (kind) {
     case OptimizerKind::sgd:
       require(finite_nonnegative(h.momentum), "sgd: momentum must be finite and >= 0");
@@ -155,6 +158,24 @@ StepScalars step_scalars(OptimizerKind kind, const Hyperparameters& h) {
 }
 
 bool norm_based(OptimizerKind kind) { return norm_based_kind(kind); }
+
+bool needs_norm_pass(OptimizerKind kind, const Hyperparameters& h) { return norm_based(kind) || h.max_unorm > 0.0f; }
+
+void finish_update_clipping(const Hyperparameters& h, double sum_squares_param, double sum_squares_update,
+                            StepScalars& s) {
+  const double limit = static_cast<double>(h.max_unorm) * std::sqrt(sum_squares_param);
+  const double update_norm = std::sqrt(sum_squares_update);
+  s.clip_update = limit > 0.0 && update_norm > limit;
+  s.update_scale = s.clip_update ? to_f32(limit / update_norm) : 1.0f;
+}
+
+void finish_norm_pass(OptimizerKind kind, const Hyperparameters& h, const NormSums& sums, StepScalars& s) {
+  if (norm_based(kind)) {
+    finish_trust_ratio(kind, h, sums.param.to_double(), sums.direction.to_double(), s);
+  } else {
+    finish_update_clipping(h, sums.param.to_double(), sums.direction.to_double(), s);
+  }
+}
 
 void finish_trust_ratio(OptimizerKind kind, const Hyperparameters& h, double sum_squares_param,
                         double sum_squares_direction, StepScalars& s) {
@@ -282,9 +303,9 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
   const int device = param.device.index;
   report.nonfinite_gradient = on_cpu ? cpu::gradient_has_nonfinite(p, launch) : cuda::gradient_has_nonfinite(device, p, launch);
   if (report.nonfinite_gradient) return report;  // nothing written: parameters and states as they were
-  if (norm_based(kind)) {
+  if (needs_norm_pass(kind, h)) {
     const NormSums sums = on_cpu ? cpu::norm_pass(p, launch) : cuda::norm_pass(device, p, launch);
-    finish_trust_ratio(kind, h, sums.param.to_double(), sums.direction.to_double(), p.s);
+    finish_norm_pass(kind, h, sums, p.s);
   }
   if (on_cpu) {
     cpu::apply_pass(p, launch);

@@ -20,6 +20,7 @@ std::string describe_hyper(OptimizerKind kind, const Hyperparameters& h) {
   os << optimizer_info(kind).name << "{step=" << h.step << " lr=" << show_float(h.lr) << " beta1=" << show_float(h.beta1)
      << " beta2=" << show_float(h.beta2) << " eps=" << show_float(h.eps) << " wd=" << show_float(h.weight_decay)
      << " grad_scale=" << h.grad_scale << (h.maximize ? " maximize" : "");
+  if (h.max_unorm > 0.0f) os << " max_unorm=" << h.max_unorm;
   if (kind == OptimizerKind::sgd || kind == OptimizerKind::rmsprop) {
     os << " momentum=" << h.momentum << " dampening=" << h.dampening << (h.nesterov ? " nesterov" : "")
        << (h.centered ? " centered" : "") << " alpha=" << h.smoothing;
@@ -54,6 +55,7 @@ Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats) {
   h.weight_decay = *rc::gen::element(0.0f, 0.0f, 0.01f, 0.1f);
   h.grad_scale = *rc::gen::element(1.0f, 1.0f, 65536.0f, 0.125f);
   h.maximize = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
+  if (!norm_based(kind)) h.max_unorm = *rc::gen::element(0.0f, 0.0f, 0.0f, 1.0f, 0.01f, 1e-4f);
   switch (kind) {
     case OptimizerKind::sgd:
       h.momentum = *rc::gen::element(0.0f, 0.9f, 0.9f, 0.5f);
@@ -62,7 +64,7 @@ Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats) {
       h.lr = *rc::gen::element(0.01f, 0.1f, 0.0f, 1.0f);
       break;
     case OptimizerKind::rmsprop:
-      h.smoothing = *rc::gen::element(0.99f, 0.9f, 0.0f);
+      h.smoothing = *rc::gen::element(0.99f, 0.99f, 0.9f, 0.0f);
       h.centered = *rc::gen::arbitrary<bool>();
       h.momentum = *rc::gen::element(0.0f, 0.9f);
       break;

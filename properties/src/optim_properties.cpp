@@ -48,6 +48,7 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats) {
     }
   }
   if (bad > 0) report_violation(stats, bad, std::to_string(bad) + " elements outside their bound; first: " + first);
+  if (!stats.failed) stats.ill_conditioned += ill_conditioned;
   stats.pass_case(static_cast<std::int64_t>(c.values.size()));
 }
 

@@ -22,6 +22,8 @@ struct Scalars {
   Tracked<T> lr, beta1, one_minus_beta1, beta2, one_minus_beta2, beta3, one_minus_beta3, alpha, one_minus_alpha;
   Tracked<T> eps, weight_decay, decay, step_size, inverse_bias_correction1, bias_correction2_sqrt;
   Tracked<T> momentum, one_minus_dampening, inverse_grad_scale;
+  Tracked<T> update_scale;  // max_unorm clipping factor, when clip_update
+  bool clip_update = false;
   bool unscale = false, maximize = false, nesterov = false, centered = false, first_step = false;
 };
 
@@ -130,7 +132,14 @@ Scalars<T> exact_scalars(OptimizerKind kind, const Hyperparameters& h) {
 template <class T>
 struct Element {
   Tracked<T> p, g, s[3];
+  Tracked<T> update;  // the unclipped amount subtracted from the parameter
 };
+
+template <class T>
+void apply_update(const Scalars<T>& s, const Tracked<T>& p, const Tracked<T>& update, Element<T>& e) {
+  e.update = update;
+  e.p = sub(p, s.clip_update ? mul(s.update_scale, update) : update);
+}
 
 template <class T>
 Tracked<T> prepared_gradient(const Scalars<T>& s, Tracked<T> g) {
@@ -157,7 +166,7 @@ void adam(const Scalars<T>& s, bool decoupled, Element<T>& e) {
   const Tracked<T> m = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
   const Tracked<T> v = moving_average(s.beta2, s.one_minus_beta2, e.s[1], mul(g, g));
   const Tracked<T> denom = add(div(square_root(v), s.bias_correction2_sqrt), s.eps);
-  e.p = sub(p, mul(s.step_size, div(m, denom)));
+  apply_update(s, p, mul(s.step_size, div(m, denom)), e);
   e.s[0] = m;
   e.s[1] = v;
 }
@@ -172,7 +181,7 @@ void sgd(const Scalars<T>& s, Element<T>& e) {
     e.s[0] = buffer;
     direction = s.nesterov ? add(g, mul(s.momentum, buffer)) : buffer;
   }
-  e.p = sub(e.p, mul(s.lr, direction));
+  apply_update(s, e.p, mul(s.lr, direction), e);
 }
 
 template <class T>
@@ -191,9 +200,9 @@ void rmsprop(const Scalars<T>& s, Element<T>& e) {
   if (s.momentum.value > T(0)) {
     const Tracked<T> buffer = add(mul(s.momentum, e.s[2]), div(g, denom));
     e.s[2] = buffer;
-    e.p = sub(e.p, mul(s.lr, buffer));
+    apply_update(s, e.p, mul(s.lr, buffer), e);
   } else {
-    e.p = sub(e.p, mul(s.lr, div(g, denom)));
+    apply_update(s, e.p, mul(s.lr, div(g, denom)), e);
   }
 }
 
@@ -204,7 +213,7 @@ void adagrad(const Scalars<T>& s, Element<T>& e) {
   const Tracked<T> sum = add(e.s[0], mul(g, g));
   e.s[0] = sum;
   const Tracked<T> denom = add(square_root(sum), s.eps);
-  e.p = sub(e.p, mul(s.step_size, div(g, denom)));
+  apply_update(s, e.p, mul(s.step_size, div(g, denom)), e);
 }
 
 template <class T>
@@ -212,7 +221,7 @@ void lion(const Scalars<T>& s, Element<T>& e) {
   const Tracked<T> g = prepared_gradient(s, e.g);
   const Tracked<T> p = mul(e.p, s.decay);
   const Tracked<T> interpolation = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
-  e.p = sub(p, mul(s.lr, sign(interpolation)));
+  apply_update(s, p, mul(s.lr, sign(interpolation)), e);
   e.s[0] = moving_average(s.beta2, s.one_minus_beta2, e.s[0], g);
 }
 
@@ -225,7 +234,7 @@ void ademamix(const Scalars<T>& s, Element<T>& e) {
   const Tracked<T> nu = moving_average(s.beta2, s.one_minus_beta2, e.s[2], mul(g, g));
   const Tracked<T> numerator = add(mul(fast, s.inverse_bias_correction1), mul(s.alpha, slow));
   const Tracked<T> denom = add(div(square_root(nu), s.bias_correction2_sqrt), s.eps);
-  e.p = sub(p, mul(s.lr, div(numerator, denom)));
+  apply_update(s, p, mul(s.lr, div(numerator, denom)), e);
   e.s[0] = fast;
   e.s[1] = slow;
   e.s[2] = nu;
@@ -297,10 +306,37 @@ void step(OptimizerKind kind, const Scalars<T>& s, Element<T>& e) {
   }
 }
 
+// max_unorm: a trial step gives the unclipped updates; the clipping decision compares their norm
+// with max_unorm * ||p||. When the two may be equal within their errors the kernel could decide
+// either way: the elements are then ill-conditioned.
+template <class T>
+Scalars<T> with_update_clipping(OptimizerKind kind, const Hyperparameters& h, Scalars<T> s,
+                                const std::vector<Element<T>>& elements) {
+  std::vector<Tracked<T>> params, updates;
+  for (Element<T> trial : elements) {
+    params.push_back(trial.p);
+    step(kind, s, trial);
+    updates.push_back(trial.update);
+  }
+  const Tracked<T> limit = mul(exact_input<T>(h.max_unorm), norm_of(params));
+  const Tracked<T> update_norm = norm_of(updates);
+  const double slack = limit.err + limit.ref + update_norm.err + update_norm.ref;
+  const double margin = magnitude(T(update_norm.value - limit.value));
+  const bool above = update_norm.value > limit.value && magnitude(limit.value) > 0.0;
+  s.clip_update = above;
+  if (above) s.update_scale = div(limit, update_norm);
+  if (margin <= slack && magnitude(limit.value) > 0.0) {
+    s.clip_update = true;  // undecidable: mark every element unbounded through the scale
+    s.update_scale = without_bound(above ? s.update_scale : exact_input<T>(1.0f));
+  }
+  return s;
+}
+
 template <class T>
 void step_all(OptimizerKind kind, const Hyperparameters& h, const Scalars<T>& s, std::vector<Element<T>>& elements) {
   if (kind != OptimizerKind::lamb && kind != OptimizerKind::lars) {
-    for (auto& e : elements) step(kind, s, e);
+    const Scalars<T> clipped = h.max_unorm > 0.0f ? with_update_clipping(kind, h, s, elements) : s;
+    for (auto& e : elements) step(kind, clipped, e);
     return;
   }
   std::vector<Tracked<T>> params, directions;
@@ -309,10 +345,15 @@ void step_all(OptimizerKind kind, const Hyperparameters& h, const Scalars<T>& s,
     directions.push_back(kind == OptimizerKind::lamb ? lamb_first_pass(s, e) : prepared_gradient(s, e.g));
   }
   const Tracked<T> param_norm = norm_of(params), direction_norm = norm_of(directions);
-  const bool degenerate = magnitude(param_norm.value) == 0.0 || magnitude(direction_norm.value) == 0.0;
-  const bool may_degenerate = magnitude(direction_norm.value) - direction_norm.ref - direction_norm.err <= 0.0;
+  // The kernel's parameter norm is exact up to rounding, so it is 0 exactly when the exact one is.
+  // Its direction norm is 0 exactly when every direction element is an exact zero (err 0); it may be
+  // 0 or not (either branch of ||u|| > 0) when the exact norm is within its error of 0.
+  const bool param_zero = magnitude(param_norm.value) == 0.0;
+  const bool direction_zero = magnitude(direction_norm.value) == 0.0 && direction_norm.err == 0.0;
+  const bool may_degenerate =
+      !direction_zero && magnitude(direction_norm.value) - direction_norm.ref - direction_norm.err <= 0.0;
   Tracked<T> trust = exact_input<T>(1.0f);
-  if (!h.exclude_from_adaptation && !degenerate) {
+  if (!h.exclude_from_adaptation && !param_zero && !direction_zero) {
     if (kind == OptimizerKind::lamb) {
       trust = div(param_norm, direction_norm);
       if (h.max_trust_ratio > 0.0f && trust.value > T(h.max_trust_ratio)) trust.value = T(h.max_trust_ratio);  // min is 1-Lipschitz
@@ -320,9 +361,8 @@ void step_all(OptimizerKind kind, const Hyperparameters& h, const Scalars<T>& s,
       trust = div(mul(exact_input<T>(h.trust_coefficient), param_norm),
                   add(direction_norm, mul(s.weight_decay, param_norm)));
     }
+    if (may_degenerate) trust = without_bound(trust);
   }
-  // The kernel may take either branch of ||u|| > 0: no bound for the trust ratio.
-  if (!h.exclude_from_adaptation && magnitude(param_norm.value) != 0.0 && may_degenerate) trust = without_bound(trust);
   for (std::size_t i = 0; i < elements.size(); ++i) {
     Element<T>& e = elements[i];
     if (kind == OptimizerKind::lamb) {

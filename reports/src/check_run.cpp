@@ -90,6 +90,7 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
       if (spec.format) row.block_sizes.push_back(blocksize);
       row.cases += result.stats.cases;
       row.elements += result.stats.elements;
+      row.ill_conditioned += result.stats.ill_conditioned;
       row.violations += result.passed ? 0 : std::max<std::int64_t>(1, result.stats.violations);
       row.max_error_over_bound = std::max(row.max_error_over_bound, result.stats.max_error_over_bound);
       row.seconds += result.seconds;
@@ -123,6 +124,7 @@ nlohmann::json check_json(const std::vector<CheckRow>& rows) {
                             {"max_error_over_bound", row.max_error_over_bound},
                             {"seconds", row.seconds}};
     if (row.incomplete) entry["incomplete"] = true;
+    if (row.ill_conditioned > 0) entry["ill_conditioned"] = row.ill_conditioned;
     if (!row.passed) entry["counterexample"] = row.counterexample;
     results.push_back(entry);
   }
@@ -134,10 +136,12 @@ void print_check_table(const std::vector<CheckRow>& rows) {
               "elements", "violations", "err/bound");
   std::int64_t violations = 0;
   for (const auto& row : rows) {
-    std::printf("%-26s %-22s %-5s %-7s %7lld %12lld %10lld %10.3g%s\n", row.property.c_str(), row.format.c_str(),
+    std::printf("%-26s %-22s %-5s %-7s %7lld %12lld %10lld %10.3g%s", row.property.c_str(), row.format.c_str(),
                 row.dtype.c_str(), row.device.c_str(), static_cast<long long>(row.cases),
                 static_cast<long long>(row.elements), static_cast<long long>(row.violations), row.max_error_over_bound,
                 row.incomplete ? "  (stopped at its deadline)" : "");
+    if (row.ill_conditioned > 0) std::printf("  (%lld ill-conditioned)", static_cast<long long>(row.ill_conditioned));
+    std::printf("\n");
     violations += row.violations;
   }
   for (const auto& row : rows) {

@@ -30,7 +30,16 @@ struct OptimizerParams {
 struct ElementValues {
   float p = 0, g = 0;
   float s[3] = {0, 0, 0};
+  float update = 0;  // the amount subtracted from the parameter (before max_unorm clipping)
 };
+
+// The update as applied: scaled by the max_unorm clipping factor when this step clips.
+BP_HD float clipped_update(const StepScalars& s, float update) { return s.clip_update ? s.update_scale * update : update; }
+
+BP_HD void apply_update(const StepScalars& s, float p, float update, ElementValues& e) {
+  e.update = update;
+  e.p = p - clipped_update(s, update);
+}
 
 // Gradient preprocessing shared by every optimizer: unscale, then negate for maximize.
 BP_HD float prepared_gradient(const StepScalars& s, float g) {
@@ -55,7 +64,7 @@ BP_HD void adam_element(const StepScalars& s, bool decoupled, ElementValues& e) 
   const float m = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
   const float v = moving_average(s.beta2, s.one_minus_beta2, e.s[1], g * g);
   const float denom = sqrtf(v) / s.bias_correction2_sqrt + s.eps;
-  e.p = p - s.step_size * (m / denom);
+  apply_update(s, p, s.step_size * (m / denom), e);
   e.s[0] = m;
   e.s[1] = v;
 }
@@ -70,7 +79,7 @@ BP_HD void sgd_element(const StepScalars& s, ElementValues& e) {
     e.s[0] = buffer;
     direction = s.nesterov ? g + s.momentum * buffer : buffer;
   }
-  e.p = e.p - s.lr * direction;
+  apply_update(s, e.p, s.lr * direction, e);
 }
 
 BP_HD void rmsprop_element(const StepScalars& s, ElementValues& e) {
@@ -88,9 +97,9 @@ BP_HD void rmsprop_element(const StepScalars& s, ElementValues& e) {
   if (s.momentum > 0.0f) {
     const float buffer = s.momentum * e.s[2] + g / denom;
     e.s[2] = buffer;
-    e.p = e.p - s.lr * buffer;
+    apply_update(s, e.p, s.lr * buffer, e);
   } else {
-    e.p = e.p - s.lr * (g / denom);
+    apply_update(s, e.p, s.lr * (g / denom), e);
   }
 }
 
@@ -100,7 +109,7 @@ BP_HD void adagrad_element(const StepScalars& s, ElementValues& e) {
   const float sum = e.s[0] + g * g;
   e.s[0] = sum;
   const float denom = sqrtf(sum) + s.eps;
-  e.p = e.p - s.step_size * (g / denom);
+  apply_update(s, e.p, s.step_size * (g / denom), e);
 }
 
 BP_HD float sign_of(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
@@ -109,7 +118,7 @@ BP_HD void lion_element(const StepScalars& s, ElementValues& e) {
   const float g = prepared_gradient(s, e.g);
   const float p = e.p * s.decay;
   const float interpolation = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
-  e.p = p - s.lr * sign_of(interpolation);
+  apply_update(s, p, s.lr * sign_of(interpolation), e);
   e.s[0] = moving_average(s.beta2, s.one_minus_beta2, e.s[0], g);
 }
 
@@ -121,7 +130,7 @@ BP_HD void ademamix_element(const StepScalars& s, ElementValues& e) {
   const float nu = moving_average(s.beta2, s.one_minus_beta2, e.s[2], g * g);
   const float numerator = fast * s.inverse_bias_correction1 + s.alpha * slow;
   const float denom = sqrtf(nu) / s.bias_correction2_sqrt + s.eps;
-  e.p = p - s.lr * (numerator / denom);
+  apply_update(s, p, s.lr * (numerator / denom), e);
   e.s[0] = fast;
   e.s[1] = slow;
   e.s[2] = nu;
@@ -180,13 +189,22 @@ struct NormTerms {
   float param = 0, direction = 0;
 };
 
+// LAMB: the parameter and its direction (writes the moments); LARS: the parameter and the prepared
+// gradient; the other optimizers (max_unorm): the parameter and the unclipped update of a trial
+// step whose results are discarded.
 template <OptimizerKind K>
 BP_HD NormTerms norm_terms_of(const StepScalars& s, ElementValues& e) {
   if constexpr (K == OptimizerKind::lamb) {
     lamb_moments(s, e);
     return {e.p, lamb_direction(s, e)};
+  } else if constexpr (K == OptimizerKind::lars) {
+    return {e.p, prepared_gradient(s, e.g)};
   } else {
-    return {e.p, prepared_gradient(s, e.g)};  // LARS: the norm of the gradient before weight decay
+    ElementValues trial = e;
+    StepScalars unclipped = s;
+    unclipped.clip_update = false;
+    optimizer_element_of<K>(unclipped, trial);
+    return {e.p, trial.update};
   }
 }
 

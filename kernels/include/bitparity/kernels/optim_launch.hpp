@@ -14,6 +14,9 @@ struct NormSums {
   ExactSquareSum param, direction;
 };
 
+// After the norm pass: the LAMB/LARS trust ratio or the max_unorm clipping factor into s.
+void finish_norm_pass(OptimizerKind kind, const Hyperparameters& h, const NormSums& sums, StepScalars& s);
+
 namespace cpu {
 bool gradient_has_nonfinite(const OptimizerParams& params, const LaunchConfig& launch);
 NormSums norm_pass(const OptimizerParams& params, const LaunchConfig& launch);

@@ -39,6 +39,7 @@ struct Hyperparameters {
   float grad_scale = 1.0f;     // AMP loss scale: the gradient is multiplied by 1/grad_scale
   std::int64_t alpha_warmup = 0;  // AdEMAMix: steps of linear ademamix_alpha warm-up (0 = none)
   std::int64_t beta3_warmup = 0;  // AdEMAMix: steps of beta3 warm-up (0 = none)
+  float max_unorm = 0.0f;            // update-norm clipping: ||update|| <= max_unorm * ||p||; 0 = off
   float trust_coefficient = 0.001f;  // LARS eta
   float max_trust_ratio = 10.0f;     // LAMB: trust ratio clipped to [0, max]; 0 = no clipping
   bool exclude_from_adaptation = false;   // LAMB/LARS: trust ratio 1 for this tensor (biases, norms)
@@ -66,6 +67,8 @@ struct StepScalars {
   float momentum = 0, one_minus_dampening = 1;
   float inverse_grad_scale = 1;
   float trust_scaled_lr = 0;          // LAMB: lr * trust ratio; LARS: the local lr (after the norm pass)
+  float update_scale = 1;             // max_unorm: the clipping factor of this step (after the norm pass)
+  bool clip_update = false;
   bool unscale = false, maximize = false, nesterov = false, centered = false, first_step = false;
 };
 
@@ -73,6 +76,11 @@ StepScalars step_scalars(OptimizerKind kind, const Hyperparameters& h);  // vali
 // LAMB and LARS: the trust ratio from the exact sums of squares of the first pass (rounded once to
 // double), computed in double and rounded once to fp32 into s.trust_scaled_lr.
 bool norm_based(OptimizerKind kind);
+// True when the step needs the norm pass: LAMB, LARS, or update-norm clipping (max_unorm > 0).
+bool needs_norm_pass(OptimizerKind kind, const Hyperparameters& h);
+// max_unorm: scale = max_unorm ||p|| / ||update|| when ||update|| > max_unorm ||p|| (double, then fp32).
+void finish_update_clipping(const Hyperparameters& h, double sum_squares_param, double sum_squares_update,
+                            StepScalars& s);
 void finish_trust_ratio(OptimizerKind kind, const Hyperparameters& h, double sum_squares_param,
                         double sum_squares_direction, StepScalars& s);
 void validate_hyperparameters(OptimizerKind kind, const Hyperparameters& h);

@@ -31,6 +31,7 @@ struct PropertyStats {
   std::int64_t elements = 0;
   std::int64_t violations = 0;           // violating elements of the first failing case
   double max_error_over_bound = 0.0;     // largest observed error / derived bound (<= 1 when passing)
+  std::int64_t ill_conditioned = 0;      // elements with no finite bound (reported, not judged)
   bool failed = false;
   bool incomplete = false;  // an exhaustive sweep stopped at its deadline
   std::string context;      // what the current case drew, printed with a violation

@@ -52,7 +52,19 @@ Tracked<T> exact_input(float x) {
 // A host-computed scalar: `exact` is its mathematical value (with reference error `ref`), the kernel
 // sees it rounded once to fp32 after a double computation.
 template <class T>
+bool representable_in_f32(const T& x) {
+  if constexpr (std::is_same_v<T, double>) {
+    return static_cast<double>(static_cast<float>(x)) == x;
+  } else {
+    return T(x.template convert_to<float>()) == x;
+  }
+}
+
+template <class T>
 Tracked<T> host_scalar(const T& exact, double ref) {
+  // A value that fp32 holds exactly and the reference knows exactly (1 - 0.9f, 1/65536, ...) is
+  // what the host computes, with no error.
+  if (ref == 0.0 && representable_in_f32(exact)) return {exact, 0.0, 0.0, !(exact < T(0))};
   const double m = magnitude(exact) + ref;
   return {exact, ref, kUnitF32 * m + 0x1p-48 * m + kUnderflowF32, !(exact < T(0))};
 }
@@ -72,8 +84,16 @@ Tracked<T> without_bound(Tracked<T> a) {
   return a;
 }
 
+// An exact zero: the kernel holds exactly 0 too, and 0 * x, 0 + x are exact in fp32.
+template <class T>
+bool exact_zero(const Tracked<T>& a) {
+  return a.value == T(0) && a.ref == 0.0 && a.err == 0.0;
+}
+
 template <class T>
 Tracked<T> add(const Tracked<T>& a, const Tracked<T>& b) {
+  if (exact_zero(a)) return b;
+  if (exact_zero(b)) return a;
   Tracked<T> r;
   r.value = a.value + b.value;
   if (unbounded(a) || unbounded(b)) return without_bound(r);
@@ -97,6 +117,7 @@ Tracked<T> sub(const Tracked<T>& a, const Tracked<T>& b) {
 
 template <class T>
 Tracked<T> mul(const Tracked<T>& a, const Tracked<T>& b) {
+  if ((exact_zero(a) && !unbounded(b)) || (exact_zero(b) && !unbounded(a))) return {T(0), 0.0, 0.0, true};
   Tracked<T> r;
   r.value = a.value * b.value;
   if (unbounded(a) || unbounded(b)) return without_bound(r);

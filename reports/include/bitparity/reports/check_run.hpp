@@ -24,7 +24,7 @@ struct CheckOptions {
 struct CheckRow {
   std::string suite, property, format, dtype, device;
   std::vector<std::int64_t> block_sizes;
-  std::int64_t cases = 0, elements = 0, violations = 0;
+  std::int64_t cases = 0, elements = 0, violations = 0, ill_conditioned = 0;
   double max_error_over_bound = 0.0;
   double seconds = 0.0;
   bool passed = true;
