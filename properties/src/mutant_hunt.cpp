@@ -43,13 +43,9 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
       if (property->exhaustive && !sweep_round) continue;
       if (!own_suite && round % 4 != 3 && !property->exhaustive) continue;
       const TargetSpec& spec = targets[static_cast<std::size_t>(round) % targets.size()];
-      PropertyTarget target;
-      target.iut = iut.get();
-      target.baseline = property->needs_baseline ? baseline.get() : nullptr;
-      target.format = spec.format;
-      target.optimizer = spec.optimizer;
-      target.dtype = spec.dtype;
-      if (spec.format) target.blocksize = spec.format->block_sizes[(round * 3) % spec.format->block_sizes.size()];
+      const std::int64_t blocksize =
+          spec.format ? spec.format->block_sizes[(round * 3) % spec.format->block_sizes.size()] : 0;
+      const PropertyTarget target = make_target(*property, spec, iut.get(), baseline.get(), blocksize);
       RunOptions options;
       options.seed = seed + static_cast<std::uint64_t>(round) * 1000003u;
       options.max_cases = 10;

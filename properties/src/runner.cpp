@@ -81,6 +81,18 @@ std::vector<TargetSpec> suite_targets(const std::string& suite) {
   return targets;
 }
 
+PropertyTarget make_target(const PropertyDef& property, const TargetSpec& spec, fixtures::Implementation* iut,
+                           fixtures::Implementation* baseline, std::int64_t blocksize) {
+  PropertyTarget target;
+  target.iut = iut;
+  target.baseline = property.needs_baseline ? baseline : nullptr;
+  target.format = spec.format;
+  target.optimizer = spec.optimizer;
+  target.dtype = spec.dtype;
+  target.blocksize = blocksize;
+  return target;
+}
+
 RunResult run_property(const PropertyDef& property, const PropertyTarget& target, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };

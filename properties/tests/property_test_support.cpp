@@ -17,13 +17,7 @@ void run_case(const PropertyCase& c, const std::string& iut_name, int cases_per_
   const auto baseline = fixtures::make_implementation("cpu");
   const std::vector<std::int64_t> block_sizes = c.spec.format ? c.spec.format->block_sizes : std::vector<std::int64_t>{0};
   for (std::int64_t blocksize : block_sizes) {
-    PropertyTarget target;
-    target.iut = iut.get();
-    target.baseline = c.property->needs_baseline ? baseline.get() : nullptr;
-    target.format = c.spec.format;
-    target.optimizer = c.spec.optimizer;
-    target.dtype = c.spec.dtype;
-    target.blocksize = blocksize;
+    const PropertyTarget target = make_target(*c.property, c.spec, iut.get(), baseline.get(), blocksize);
     RunOptions options;
     options.seed = seed + static_cast<std::uint64_t>(blocksize);
     options.max_cases = cases_per_block_size;

@@ -75,13 +75,7 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
     const std::vector<std::int64_t> block_sizes = selected_block_sizes(spec, options);
     if (block_sizes.empty()) continue;  // this format has none of the requested block sizes
     for (std::int64_t blocksize : block_sizes) {
-      PropertyTarget target;
-      target.iut = iut.get();
-      target.baseline = property->needs_baseline ? baseline.get() : nullptr;
-      target.format = spec.format;
-      target.optimizer = spec.optimizer;
-      target.dtype = spec.dtype;
-      target.blocksize = blocksize;
+      const PropertyTarget target = properties::make_target(*property, spec, iut.get(), baseline.get(), blocksize);
       RunOptions run;
       run.seed = options.seed + rows.size() * 7919 + static_cast<std::uint64_t>(blocksize);
       run.max_cases = row_budget > 0 ? 1 << 30 : options.cases_per_block_size;

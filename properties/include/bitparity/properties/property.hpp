@@ -89,6 +89,10 @@ struct TargetSpec {
 };
 std::vector<TargetSpec> suite_targets(const std::string& suite);
 
+// The target of `property` on `spec`: the baseline only when the property compares with one.
+PropertyTarget make_target(const PropertyDef& property, const TargetSpec& spec, fixtures::Implementation* iut,
+                           fixtures::Implementation* baseline, std::int64_t blocksize);
+
 // The property definitions, one file each family.
 void append_quant_properties(std::vector<PropertyDef>& catalogue);
 void append_conversion_properties(std::vector<PropertyDef>& catalogue);
