@@ -1,5 +1,6 @@
 // Built instead of quantize_cuda.cu when nvcc is not found: no CUDA devices, clear refusals.
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/optim8_launch.hpp"
 #include "bitparity/kernels/optim_launch.hpp"
 #include "bitparity/kernels/quantize.hpp"
 
@@ -25,5 +26,6 @@ void copy_on_device(int, void*, const void*, std::int64_t) { unavailable(); }
 bool gradient_has_nonfinite(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 NormSums norm_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 void apply_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
+void optimizer8_blocks(int, const Optimizer8Params&, const LaunchConfig&, std::int64_t&) { unavailable(); }
 }  // namespace cuda
 }  // namespace bitparity

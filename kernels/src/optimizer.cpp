@@ -226,10 +226,9 @@ bool may_overlap(const TensorView& a, const TensorView& b) {
 
 }  // namespace
 
-OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
-                                       const TensorView& grad, const std::vector<TensorView>& states) {
-  const OptimizerInfo& info = optimizer_info(kind);
-  const std::string name(info.name);
+OptimizerParams prepare_param_and_grad(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                                       const TensorView& grad) {
+  const std::string name(optimizer_info(kind).name);
   OptimizerParams p;
   p.kind = kind;
   p.s = step_scalars(kind, h);
@@ -241,6 +240,31 @@ OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters
     throw Error(ErrorCode::invalid_argument, name + ": gradient sizes differ from the parameter's: " + grad.describe() +
                                                  " vs " + param.describe());
   }
+  if (!(grad.device == param.device)) {
+    throw Error(ErrorCode::device_mismatch, name + ": the gradient is on " + grad.device.str() +
+                                                " but the parameter is on " + param.device.str());
+  }
+  if (may_overlap(param, grad)) {
+    throw Error(ErrorCode::overlapping_output, name + ": the gradient shares storage with the parameter");
+  }
+  if (param.device.kind == DeviceKind::cuda && (!cuda_built() || param.device.index >= cuda_device_count())) {
+    throw Error(ErrorCode::device_unavailable, "tensors are on " + param.device.str() + " but it is not available");
+  }
+  p.param = param.data;
+  p.param_dtype = param.dtype;
+  p.param_index = param.index;
+  p.grad = grad.data;
+  p.grad_dtype = grad.dtype;
+  p.grad_index = grad.index;
+  p.numel = param.numel();
+  return p;
+}
+
+OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                                       const TensorView& grad, const std::vector<TensorView>& states) {
+  const OptimizerInfo& info = optimizer_info(kind);
+  const std::string name(info.name);
+  OptimizerParams p = prepare_param_and_grad(kind, h, param, grad);
   if (static_cast<int>(states.size()) != info.states) {
     throw Error(ErrorCode::invalid_argument, name + " needs " + std::to_string(info.states) + " state tensors, got " +
                                                  std::to_string(states.size()));
@@ -255,20 +279,14 @@ OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters
     if (!same_sizes(param, states[k])) {
       throw Error(ErrorCode::invalid_argument, role + " sizes differ from the parameter's: " + states[k].describe());
     }
-    written.push_back(&states[k]);
-  }
-  for (const TensorView* view : written) {
-    if (!(view->device == param.device)) {
-      throw Error(ErrorCode::device_mismatch, name + ": a state is on " + view->device.str() + " but the parameter is on " +
+    if (!(states[k].device == param.device)) {
+      throw Error(ErrorCode::device_mismatch, role + " is on " + states[k].device.str() + " but the parameter is on " +
                                                   param.device.str() + "; move the state to " + param.device.str());
     }
-  }
-  if (!(grad.device == param.device)) {
-    throw Error(ErrorCode::device_mismatch, name + ": the gradient is on " + grad.device.str() +
-                                                " but the parameter is on " + param.device.str());
+    written.push_back(&states[k]);
   }
   for (std::size_t a = 0; a < written.size(); ++a) {
-    if (may_overlap(*written[a], grad)) {
+    if (a > 0 && may_overlap(*written[a], grad)) {
       throw Error(ErrorCode::overlapping_output, name + ": the gradient shares storage with a tensor the step writes");
     }
     for (std::size_t b = a + 1; b < written.size(); ++b) {
@@ -277,20 +295,10 @@ OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters
       }
     }
   }
-  if (param.device.kind == DeviceKind::cuda && (!cuda_built() || param.device.index >= cuda_device_count())) {
-    throw Error(ErrorCode::device_unavailable, "tensors are on " + param.device.str() + " but it is not available");
-  }
-  p.param = param.data;
-  p.param_dtype = param.dtype;
-  p.param_index = param.index;
-  p.grad = grad.data;
-  p.grad_dtype = grad.dtype;
-  p.grad_index = grad.index;
   for (std::size_t k = 0; k < states.size(); ++k) {
     p.state[k] = static_cast<float*>(states[k].data);
     p.state_index[k] = states[k].index;
   }
-  p.numel = param.numel();
   return p;
 }
 

@@ -43,8 +43,8 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
       if (property->exhaustive && !sweep_round) continue;
       if (!own_suite && round % 4 != 3 && !property->exhaustive) continue;
       const TargetSpec& spec = targets[static_cast<std::size_t>(round) % targets.size()];
-      const std::int64_t blocksize =
-          spec.format ? spec.format->block_sizes[(round * 3) % spec.format->block_sizes.size()] : 0;
+      const std::vector<std::int64_t> sizes = spec.block_sizes();
+      const std::int64_t blocksize = sizes[static_cast<std::size_t>(round * 3) % sizes.size()];
       const PropertyTarget target = make_target(*property, spec, iut.get(), baseline.get(), blocksize);
       RunOptions options;
       options.seed = seed + static_cast<std::uint64_t>(round) * 1000003u;
@@ -54,7 +54,7 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
       if (!result.passed) {
         hunt.killed = true;
         hunt.property = property->id + " " + property->name;
-        hunt.target = spec.label() + (spec.format ? " blocksize " + std::to_string(target.blocksize) : "");
+        hunt.target = spec.label() + (target.blocksize > 0 ? " blocksize " + std::to_string(target.blocksize) : "");
         hunt.counterexample = result.counterexample;
         hunt.seconds = elapsed();
         return hunt;

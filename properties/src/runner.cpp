@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/properties/property.hpp"
 
 namespace bitparity::properties {
@@ -32,6 +33,7 @@ const std::vector<PropertyDef>& property_catalogue() {
     std::vector<PropertyDef> list;
     append_quant_properties(list);
     append_optimizer_properties(list);
+    append_optimizer8_properties(list);
     append_conversion_properties(list);  // exhaustive sweeps last: the mutant runner meets them after the fast ones
     return list;
   }();
@@ -39,7 +41,7 @@ const std::vector<PropertyDef>& property_catalogue() {
 }
 
 const std::vector<std::string>& suite_names() {
-  static const std::vector<std::string> names = {"quant", "optim32", "conversions"};
+  static const std::vector<std::string> names = {"quant", "optim32", "optim8", "conversions"};
   return names;
 }
 
@@ -62,11 +64,24 @@ std::string TargetSpec::label() const {
   return dtype_name(dtype);
 }
 
+std::vector<std::int64_t> TargetSpec::block_sizes() const {
+  if (format) return format->block_sizes;
+  if (quantized_state) return supported_block_sizes(QuantFormat::dynamic8_signed);
+  return {0};
+}
+
 std::vector<TargetSpec> suite_targets(const std::string& suite) {
   std::vector<TargetSpec> targets;
   if (suite == "conversions") {
     targets.push_back({nullptr, nullptr, DType::f16});
     targets.push_back({nullptr, nullptr, DType::bf16});
+    return targets;
+  }
+  if (suite == "optim8") {
+    for (const auto& optimizer : optimizer_registry()) {
+      if (!has_8bit_variant(optimizer.kind)) continue;
+      for (DType dtype : float_dtypes()) targets.push_back({nullptr, &optimizer, dtype, true});
+    }
     return targets;
   }
   if (suite == "optim32") {

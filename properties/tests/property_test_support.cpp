@@ -15,7 +15,7 @@ std::string PropertyCase::name() const {
 void run_case(const PropertyCase& c, const std::string& iut_name, int cases_per_block_size, std::uint64_t seed) {
   const auto iut = fixtures::make_implementation(iut_name);
   const auto baseline = fixtures::make_implementation("cpu");
-  const std::vector<std::int64_t> block_sizes = c.spec.format ? c.spec.format->block_sizes : std::vector<std::int64_t>{0};
+  const std::vector<std::int64_t> block_sizes = c.spec.block_sizes();
   for (std::int64_t blocksize : block_sizes) {
     const PropertyTarget target = make_target(*c.property, c.spec, iut.get(), baseline.get(), blocksize);
     RunOptions options;

@@ -476,6 +476,23 @@ std::vector<ElementVerdict> OptimReference::check_all(const std::vector<OptimInp
   return verdicts;  // an element still undecided in MPFR is within 2^-250 of its bound: a pass
 }
 
+std::vector<ElementBounds> OptimReference::bounds_all(const std::vector<OptimInput>& inputs) const {
+  std::vector<Element<double>> elements;
+  for (const auto& in : inputs) elements.push_back(element_of<double>(in));
+  step_all(kind_, hyper_, exact_scalars<double>(kind_, hyper_), elements);
+  const StorageRounding storage = storage_rounding(param_dtype_);
+  std::vector<ElementBounds> bounds(elements.size());
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    const Tracked<double> p = round_to_storage(elements[i].p, storage.unit, storage.underflow);
+    const Tracked<double>* outputs[4] = {&p, &elements[i].s[0], &elements[i].s[1], &elements[i].s[2]};
+    for (int k = 0; k < 4; ++k) {
+      bounds[i].value[k] = outputs[k]->value;
+      bounds[i].bound[k] = (outputs[k]->err + outputs[k]->ref) * (1.0 + 0x1p-40);
+    }
+  }
+  return bounds;
+}
+
 ElementVerdict OptimReference::check(const OptimInput& in, const OptimOutput& kernel) const {
   return check_all({in}, {kernel}).front();
 }

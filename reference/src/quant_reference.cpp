@@ -156,6 +156,18 @@ QuantReference reference_quantize(std::span<const float> values, const FormatRef
   return result;
 }
 
+AdmissibleRange admissible_for_interval(const FormatReference& format, double low, double high) {
+  int lowest = 0, highest = 0;
+  const int midpoints = format.sorted_count() - 1;
+  for (int i = 0; i < midpoints; ++i) {
+    const double m = format.midpoint(i);
+    const double e = std::max(kRelative * std::fabs(m), kAbsolute) * (1.0 + 0x1p-40);
+    if (m + e < low) lowest = i + 1;     // the whole region below this midpoint is below the interval
+    if (m - e <= high) highest = i + 1;  // the region above this midpoint reaches the interval
+  }
+  return {static_cast<std::uint8_t>(lowest), static_cast<std::uint8_t>(std::max(lowest, highest))};
+}
+
 std::vector<std::uint32_t> reference_dequantize(std::span<const std::uint8_t> codes, std::span<const float> absmax,
                                                 const FormatReference& format, std::int64_t blocksize,
                                                 DType dtype) {

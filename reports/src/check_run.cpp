@@ -26,9 +26,9 @@ bool selected(const properties::TargetSpec& spec, const CheckOptions& options) {
 }
 
 std::vector<std::int64_t> selected_block_sizes(const properties::TargetSpec& spec, const CheckOptions& options) {
-  if (!spec.format) return {0};
+  if (!spec.format && !spec.quantized_state) return {0};
   std::vector<std::int64_t> sizes;
-  for (auto size : spec.format->block_sizes) {
+  for (auto size : spec.block_sizes()) {
     if (options.block_sizes.empty() ||
         std::find(options.block_sizes.begin(), options.block_sizes.end(), size) != options.block_sizes.end()) {
       sizes.push_back(size);
@@ -81,7 +81,7 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
       run.max_cases = row_budget > 0 ? 1 << 30 : options.cases_per_block_size;
       run.seconds = row_budget > 0 ? row_budget / block_sizes.size() : 0.0;
       const auto result = properties::run_property(*property, target, run);
-      if (spec.format) row.block_sizes.push_back(blocksize);
+      if (blocksize > 0) row.block_sizes.push_back(blocksize);
       row.cases += result.stats.cases;
       row.elements += result.stats.elements;
       row.ill_conditioned += result.stats.ill_conditioned;

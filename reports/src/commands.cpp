@@ -147,6 +147,16 @@ int run_check_command(const CheckCommand& command) {
         supported = true;
       }
     }
+    // The 8-bit optimizers take the block sizes of the dynamic maps.
+    bool optimizer_selected = options.formats.empty();
+    for (const auto& entry : properties::optimizer_registry()) {
+      optimizer_selected = optimizer_selected ||
+                           std::find(options.formats.begin(), options.formats.end(), entry.name) != options.formats.end();
+    }
+    const auto dynamic_sizes = supported_block_sizes(QuantFormat::dynamic8_signed);
+    if (optimizer_selected && std::find(dynamic_sizes.begin(), dynamic_sizes.end(), size) != dynamic_sizes.end()) {
+      supported = true;
+    }
     if (!supported) {
       throw Error(ErrorCode::invalid_argument, "block size " + std::to_string(size) +
                                                    " is not supported by the selected formats; use a power of two "

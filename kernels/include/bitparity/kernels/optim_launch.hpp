@@ -33,6 +33,10 @@ void apply_pass(int device, const OptimizerParams& params, const LaunchConfig& l
 OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                                        const TensorView& grad, const std::vector<TensorView>& states);
 
+// The parameter and gradient part of the validation (shared with the 8-bit optimizers).
+OptimizerParams prepare_param_and_grad(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                                       const TensorView& grad);
+
 // Elements per launch when LaunchConfig::blocks_per_launch splits an optimizer pass.
 inline constexpr std::int64_t kOptimizerElementsPerLaunchBlock = 4096;
 

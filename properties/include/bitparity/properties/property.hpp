@@ -85,7 +85,9 @@ struct TargetSpec {
   const FormatEntry* format = nullptr;
   const OptimizerEntry* optimizer = nullptr;
   DType dtype = DType::f32;
-  std::string label() const;  // "nf4/bf16" or "f16"
+  bool quantized_state = false;  // optim8: 8-bit blockwise states, block sizes of the dynamic maps
+  std::string label() const;
+  std::vector<std::int64_t> block_sizes() const;  // {0} when the target has no blocks  // "nf4/bf16" or "f16"
 };
 std::vector<TargetSpec> suite_targets(const std::string& suite);
 
@@ -97,5 +99,6 @@ PropertyTarget make_target(const PropertyDef& property, const TargetSpec& spec, 
 void append_quant_properties(std::vector<PropertyDef>& catalogue);
 void append_conversion_properties(std::vector<PropertyDef>& catalogue);
 void append_optimizer_properties(std::vector<PropertyDef>& catalogue);
+void append_optimizer8_properties(std::vector<PropertyDef>& catalogue);
 
 }  // namespace bitparity::properties

@@ -21,6 +21,13 @@ struct OptimOutput {
   float s[3] = {0, 0, 0};
 };
 
+// Exact new values of one element and bounds on the kernel's error (parameter after its storage
+// rounding, then the states), from the double evaluation with its own error added to the bound.
+struct ElementBounds {
+  double value[4] = {0, 0, 0, 0};
+  double bound[4] = {0, 0, 0, 0};  // +inf where no finite bound exists
+};
+
 // Verdict on one element: ratio |kernel - exact| / bound for every output, worst first.
 struct ElementVerdict {
   bool ok = true;
@@ -35,6 +42,9 @@ class OptimReference {
   OptimReference(OptimizerKind kind, const Hyperparameters& hyper, DType param_dtype);
   // Every element of one step (LAMB and LARS couple the elements through their norms).
   std::vector<ElementVerdict> check_all(const std::vector<OptimInput>& inputs, const std::vector<OptimOutput>& kernel) const;
+  // Values and bounds of every element (for checks that are not a direct comparison, such as the
+  // requantized states of the 8-bit optimizers).
+  std::vector<ElementBounds> bounds_all(const std::vector<OptimInput>& inputs) const;
   // One element of an elementwise optimizer.
   ElementVerdict check(const OptimInput& in, const OptimOutput& kernel) const;
 

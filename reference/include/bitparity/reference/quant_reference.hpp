@@ -49,6 +49,10 @@ class FormatReference {
 QuantReference reference_quantize(std::span<const float> values, const FormatReference& format,
                                   std::int64_t blocksize, bool stochastic);
 
+// The codes a nearest-rounding kernel may choose when its fp32 normalized value lies anywhere in
+// [low, high] (its decision midpoints stored in fp32: within e(M) of the exact ones).
+AdmissibleRange admissible_for_interval(const FormatReference& format, double low, double high);
+
 // Correctly rounded bits of code_value(code) * absmax in `dtype`, for every element.
 std::vector<std::uint32_t> reference_dequantize(std::span<const std::uint8_t> codes, std::span<const float> absmax,
                                                 const FormatReference& format, std::int64_t blocksize,

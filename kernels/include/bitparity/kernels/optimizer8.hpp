@@ -1,0 +1,35 @@
+#pragma once
+// 8-bit blockwise optimizers: the 32-bit optimizer's step on dequantized states, each state kept as
+// one byte per element (signed dynamic map for momenta, unsigned for second moments) and one fp32
+// absmax per block of `blocksize` logical elements.
+#include <cstdint>
+#include <vector>
+
+#include "bitparity/kernels/optimizer.hpp"
+#include "bitparity/kernels/quant_format.hpp"
+
+namespace bitparity {
+
+struct QuantizedState {
+  TensorView codes;   // contiguous u8 buffer, one code per logical element of the parameter
+  TensorView absmax;  // contiguous f32 buffer, one per block
+};
+
+// Which map stores state k of an optimizer (throws for optimizers without an 8-bit variant).
+QuantFormat state8_format(OptimizerKind kind, int state);
+bool has_8bit_variant(OptimizerKind kind);
+
+struct Step8Report {
+  bool nonfinite_gradient = false;        // nothing changed
+  std::int64_t nonfinite_state_blocks = 0; // blocks whose new state overflowed (absmax NaN, zero codes)
+};
+
+Step8Report optimizer8_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                            const TensorView& grad, const std::vector<QuantizedState>& states, std::int64_t blocksize,
+                            const LaunchConfig& launch = {});
+
+// Optimizer-state bytes per parameter element: 8-bit (codes plus absmax) and 32-bit.
+double state_bytes_per_element_8bit(OptimizerKind kind, std::int64_t blocksize);
+double state_bytes_per_element_32bit(OptimizerKind kind);
+
+}  // namespace bitparity

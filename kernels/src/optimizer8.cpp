@@ -1,0 +1,143 @@
+// 8-bit blockwise optimizer entry point: validation, the non-finite gradient policy, and the CPU
+// launcher (one quant block per task: a pass for the new absmax, a pass that stores).
+#include "bitparity/kernels/optimizer8.hpp"
+
+#include <string>
+
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/optim8_body.hpp"
+#include "bitparity/kernels/optim8_launch.hpp"
+#include "bitparity/kernels/optim_launch.hpp"
+#include "bitparity/kernels/quantize.hpp"
+#include "parallel_for.hpp"
+
+namespace bitparity {
+
+bool has_8bit_variant(OptimizerKind kind) { return !norm_based(kind); }
+
+QuantFormat state8_format(OptimizerKind kind, int state) {
+  if (!has_8bit_variant(kind)) {
+    throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) + " has no 8-bit variant");
+  }
+  // Second moments and sums of squares are non-negative: the unsigned map; everything else signed.
+  const bool unsigned_state = (kind == OptimizerKind::adam && state == 1) || (kind == OptimizerKind::adamw && state == 1) ||
+                              (kind == OptimizerKind::rmsprop && state == 0) || kind == OptimizerKind::adagrad ||
+                              (kind == OptimizerKind::ademamix && state == 2);
+  return unsigned_state ? QuantFormat::dynamic8_unsigned : QuantFormat::dynamic8_signed;
+}
+
+double state_bytes_per_element_8bit(OptimizerKind kind, std::int64_t blocksize) {
+  return optimizer_info(kind).states * (1.0 + 4.0 / static_cast<double>(blocksize));
+}
+
+double state_bytes_per_element_32bit(OptimizerKind kind) { return optimizer_info(kind).states * 4.0; }
+
+namespace cpu {
+
+void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, std::int64_t& nonfinite_blocks) {
+  const CodeTable tables[2] = {code_table(QuantFormat::dynamic8_signed), code_table(QuantFormat::dynamic8_unsigned)};
+  const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
+  std::vector<std::uint8_t> flagged(static_cast<std::size_t>(blocks), 0);
+  const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
+  detail::split_launches(blocks, per_launch, [&](std::int64_t first, std::int64_t last) {
+    detail::parallel_for(first, last, launch.threads, std::max<std::int64_t>(1, 16384 / p.blocksize), [&](std::int64_t b) {
+      with_optimizer_kind(p.base.kind, [&](auto kind) {
+        constexpr OptimizerKind K = decltype(kind)::value;
+        constexpr int states = state_count(K);
+        const std::int64_t begin = block_begin(b, p.blocksize), end = block_end(b, p.blocksize, p.base.numel);
+        float old_absmax[3] = {0, 0, 0};
+        for (int k = 0; k < states; ++k) old_absmax[k] = p.absmax[k][b];
+        BlockScan scans[3];
+        for (std::int64_t i = begin; i < end; ++i) {
+          const ElementValues e = optim8_element<K>(p, tables, old_absmax, i);
+          for (int k = 0; k < states; ++k) scan_element(scans[k], e.s[k]);
+        }
+        float new_absmax[3] = {0, 0, 0};
+        bool nonfinite[3] = {false, false, false};
+        for (int k = 0; k < states; ++k) {
+          nonfinite[k] = scans[k].nonfinite;
+          new_absmax[k] = nonfinite[k] ? float_from_bits(kCanonicalNanF32) : scans[k].absmax;
+          flagged[b] = flagged[b] || nonfinite[k];
+        }
+        // The second pass recomputes from the old codes and absmax (as the CUDA launcher does), then stores.
+        for (std::int64_t i = begin; i < end; ++i) {
+          optim8_store<K>(p, tables, new_absmax, nonfinite, i, optim8_element<K>(p, tables, old_absmax, i));
+        }
+        for (int k = 0; k < states; ++k) p.absmax[k][b] = new_absmax[k];
+      });
+    });
+  });
+  for (auto f : flagged) nonfinite_blocks += f;
+}
+
+}  // namespace cpu
+
+Optimizer8Params prepare_optimizer8_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                                         const TensorView& grad, const std::vector<QuantizedState>& states,
+                                         std::int64_t blocksize) {
+  const std::string name = std::string(optimizer_info(kind).name) + " (8-bit)";
+  if (!has_8bit_variant(kind)) {
+    throw Error(ErrorCode::invalid_argument, name + ": no 8-bit variant; LAMB and LARS keep 32-bit states");
+  }
+  if (h.max_unorm != 0.0f) {
+    throw Error(ErrorCode::invalid_argument, name + ": max_unorm is not supported with 8-bit states yet; set it to 0");
+  }
+  validate_block_size(QuantFormat::dynamic8_signed, blocksize);
+  const OptimizerInfo& info = optimizer_info(kind);
+  if (static_cast<int>(states.size()) != info.states) {
+    throw Error(ErrorCode::invalid_argument, name + " needs " + std::to_string(info.states) + " quantized states, got " +
+                                                 std::to_string(states.size()));
+  }
+  // The 32-bit validation covers the parameter and gradient (shapes, bounds, overlap, devices).
+  Optimizer8Params p;
+  p.base = prepare_param_and_grad(kind, h, param, grad);
+  p.blocksize = blocksize;
+  const std::int64_t n = param.numel(), blocks = block_count(n, blocksize);
+  for (int k = 0; k < info.states; ++k) {
+    const std::string role = name + " state " + std::to_string(k);
+    const TensorView& codes = states[k].codes;
+    const TensorView& absmax = states[k].absmax;
+    if (codes.dtype != DType::u8 || absmax.dtype != DType::f32) {
+      throw Error(ErrorCode::dtype_mismatch, role + ": codes must be u8 and absmax f32");
+    }
+    validate_output(codes, role.c_str());
+    validate_output(absmax, role.c_str());
+    if (!codes.index.contiguous || codes.index.offset != 0 || codes.numel() != n) {
+      throw Error(ErrorCode::invalid_argument, role + ": codes must be a contiguous buffer of " + std::to_string(n) +
+                                                   " bytes, got " + codes.describe());
+    }
+    if (!absmax.index.contiguous || absmax.index.offset != 0 || absmax.numel() != blocks) {
+      throw Error(ErrorCode::invalid_argument, role + ": absmax must be a contiguous buffer of " + std::to_string(blocks) +
+                                                   " values (block size " + std::to_string(blocksize) + "), got " +
+                                                   absmax.describe());
+    }
+    if (!(codes.device == param.device) || !(absmax.device == param.device)) {
+      throw Error(ErrorCode::device_mismatch, role + " is on " + codes.device.str() + " but the parameter is on " +
+                                                  param.device.str() + "; move the state to " + param.device.str());
+    }
+    p.codes[k] = static_cast<std::uint8_t*>(codes.data);
+    p.absmax[k] = static_cast<float*>(absmax.data);
+    p.table_of_state[k] = state8_format(kind, k) == QuantFormat::dynamic8_unsigned ? 1 : 0;
+  }
+  return p;
+}
+
+Step8Report optimizer8_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                            const TensorView& grad, const std::vector<QuantizedState>& states, std::int64_t blocksize,
+                            const LaunchConfig& launch) {
+  const Optimizer8Params p = prepare_optimizer8_step(kind, h, param, grad, states, blocksize);
+  Step8Report report;
+  if (p.base.numel == 0) return report;
+  const bool on_cpu = param.device.kind == DeviceKind::cpu;
+  report.nonfinite_gradient = on_cpu ? cpu::gradient_has_nonfinite(p.base, launch)
+                                     : cuda::gradient_has_nonfinite(param.device.index, p.base, launch);
+  if (report.nonfinite_gradient) return report;
+  if (on_cpu) {
+    cpu::optimizer8_blocks(p, launch, report.nonfinite_state_blocks);
+  } else {
+    cuda::optimizer8_blocks(param.device.index, p, launch, report.nonfinite_state_blocks);
+  }
+  return report;
+}
+
+}  // namespace bitparity
