@@ -6,6 +6,7 @@
 
 #include "bitparity/fixtures/host_tensor.hpp"
 #include "bitparity/kernels/bits.hpp"
+#include "bitparity/kernels/quantize.hpp"
 #include "bitparity/properties/generators.hpp"
 #include "bitparity/reference/optim_reference.hpp"
 
@@ -73,17 +74,28 @@ DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType d
   report.optimizer = std::string(optimizer_info(kind).name);
   report.dtype = dtype;
   report.elements = options.elements;
+  report.eight_bit = options.eight_bit;
+  report.blocksize = options.eight_bit ? options.blocksize : 0;
   const std::int64_t n = options.elements;
+  const std::int64_t blocks = block_count(n, options.blocksize);
   std::mt19937_64 rng(options.seed);
   std::normal_distribution<double> normal;
   fixtures::HostTensor param = fixtures::HostTensor::contiguous(dtype, {n});
   fixtures::HostTensor grad = fixtures::HostTensor::contiguous(dtype, {n});
   std::vector<fixtures::HostTensor> states;
   std::vector<TensorView> state_views;
-  for (int k = 0; k < optimizer_info(kind).states; ++k) {
-    states.push_back(fixtures::HostTensor::contiguous(DType::f32, {n}));
-    state_views.push_back(states.back().view());
+  std::vector<QuantizedState> quantized;
+  const int state_count = optimizer_info(kind).states;
+  for (int k = 0; k < state_count; ++k) {
+    if (options.eight_bit) {
+      states.push_back(fixtures::HostTensor::buffer(DType::u8, n, code_table(state8_format(kind, k)).zero_code));
+      states.push_back(fixtures::HostTensor::buffer(DType::f32, blocks));
+    } else {
+      states.push_back(fixtures::HostTensor::contiguous(DType::f32, {n}));
+      state_views.push_back(states.back().view());
+    }
   }
+  for (int k = 0; options.eight_bit && k < state_count; ++k) quantized.push_back({states[2 * k].view(), states[2 * k + 1].view()});
   std::vector<float> start(n), gradient(n);
   for (auto& p : start) p = round_to_dtype(normal(rng), dtype);
   fixtures::write_logical(param.view(), start);
@@ -96,7 +108,11 @@ DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType d
     // Gradients of a noisy quadratic around zero, fixed in advance (independent of either trajectory).
     for (auto& g : gradient) g = round_to_dtype(normal(rng) * 0.1 + 0.01, dtype);
     fixtures::write_logical(grad.view(), gradient);
-    iut.optimizer_step(kind, hyper, param.view(), grad.view(), state_views, {});
+    if (options.eight_bit) {
+      iut.optimizer8_step(kind, hyper, param.view(), grad.view(), quantized, options.blocksize, {});
+    } else {
+      iut.optimizer_step(kind, hyper, param.view(), grad.view(), state_views, {});
+    }
     const std::vector<float> values = fixtures::read_logical(param.view());
     const std::vector<std::uint32_t> bits = fixtures::read_logical_bits(param.view());
     DriftStep row;
@@ -115,6 +131,19 @@ DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType d
       row.max_ulps = std::max(row.max_ulps, ulps);
       ++row.ulp_histogram[histogram_bin(ulps)];
     }
+    if (options.eight_bit) {
+      // The first state, dequantized, against the exact 32-bit state, relative to its largest value.
+      const CodeTable& table = code_table(state8_format(kind, 0));
+      const auto* codes = states[0].bytes().data();
+      const auto* absmax = reinterpret_cast<const float*>(states[1].bytes().data());
+      double largest = 0, worst = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double exact_state = exact.state(i, 0);
+        largest = std::max(largest, std::fabs(exact_state));
+        worst = std::max(worst, std::fabs(table.code_values[codes[i]] * static_cast<double>(absmax[i / options.blocksize]) - exact_state));
+      }
+      row.max_state_error = largest > 0 ? worst / largest : 0.0;
+    }
     report.steps.push_back(row);
   }
   return report;
@@ -128,25 +157,32 @@ nlohmann::json drift_json(const DriftReport& report) {
                      {"max_rel_error", s.max_rel_error},
                      {"max_ulps", s.max_ulps},
                      {"ulp_histogram", s.ulp_histogram},
-                     {"nonfinite", s.nonfinite}});
+                     {"nonfinite", s.nonfinite},
+                     {"max_state_error", s.max_state_error}});
   }
   return {{"implementation", report.implementation}, {"optimizer", report.optimizer},
           {"dtype", dtype_name(report.dtype)},         {"elements", report.elements},
+          {"eight_bit", report.eight_bit},             {"blocksize", report.blocksize},
           {"steps", steps}};
 }
 
 void print_drift(const DriftReport& report, std::int64_t every) {
-  std::printf("drift of %s on %s, %s parameters, %lld elements (ulp bins: 0 | 1 | 2-3 | 4-15 | 16-255 | >=256)\n",
-              report.optimizer.c_str(), report.implementation.c_str(), dtype_name(report.dtype),
-              static_cast<long long>(report.elements));
-  std::printf("%8s %12s %12s %9s  %s\n", "step", "max |err|", "max rel", "max ulps", "ulp histogram");
+  std::printf("drift of %s%s on %s, %s parameters, %lld elements (ulp bins: 0 | 1 | 2-3 | 4-15 | 16-255 | >=256)\n",
+              report.optimizer.c_str(), report.eight_bit ? (" 8-bit (block " + std::to_string(report.blocksize) + ")").c_str() : "",
+              report.implementation.c_str(), dtype_name(report.dtype), static_cast<long long>(report.elements));
+  std::printf("%8s %12s %12s %9s  %-40s%s\n", "step", "max |err|", "max rel", "max ulps", "ulp histogram",
+              report.eight_bit ? "state 0 error / max" : "");
   for (const auto& s : report.steps) {
     if (s.step != 1 && s.step % every != 0 && s.step != static_cast<std::int64_t>(report.steps.size())) continue;
-    std::printf("%8lld %12.4g %12.4g %9.0f  %lld | %lld | %lld | %lld | %lld | %lld%s\n", static_cast<long long>(s.step),
-                s.max_abs_error, s.max_rel_error, s.max_ulps, static_cast<long long>(s.ulp_histogram[0]),
-                static_cast<long long>(s.ulp_histogram[1]), static_cast<long long>(s.ulp_histogram[2]),
-                static_cast<long long>(s.ulp_histogram[3]), static_cast<long long>(s.ulp_histogram[4]),
-                static_cast<long long>(s.ulp_histogram[5]), s.nonfinite ? "  (non-finite!)" : "");
+    char histogram[96];
+    std::snprintf(histogram, sizeof histogram, "%lld | %lld | %lld | %lld | %lld | %lld",
+                  static_cast<long long>(s.ulp_histogram[0]), static_cast<long long>(s.ulp_histogram[1]),
+                  static_cast<long long>(s.ulp_histogram[2]), static_cast<long long>(s.ulp_histogram[3]),
+                  static_cast<long long>(s.ulp_histogram[4]), static_cast<long long>(s.ulp_histogram[5]));
+    std::printf("%8lld %12.4g %12.4g %9.0f  %-40s", static_cast<long long>(s.step), s.max_abs_error, s.max_rel_error,
+                s.max_ulps, histogram);
+    if (report.eight_bit) std::printf("%.4g", s.max_state_error);
+    std::printf("%s\n", s.nonfinite ? "  (non-finite!)" : "");
   }
 }
 

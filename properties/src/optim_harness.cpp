@@ -176,8 +176,10 @@ OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool st
   c.param_dtype = t.dtype;
   c.grad_dtype = *rc::gen::elementOf(float_dtypes());
   c.hyper = draw_hyperparameters(c.kind, stats);
-  const std::int64_t n = *rc::gen::weightedElement<std::int64_t>(
-      {{1, 0}, {2, 1}, {6, *rc::gen::inRange<std::int64_t>(1, max_numel + 1)}});
+  // Blocked targets (8-bit states) get counts around block boundaries: k*bs, k*bs +- 1, one element.
+  const std::int64_t n = t.blocksize > 0 ? std::min(max_numel, draw_numel(t.blocksize, std::max<std::int64_t>(1, max_numel / t.blocksize), true))
+                                         : *rc::gen::weightedElement<std::int64_t>(
+                                               {{1, 0}, {2, 1}, {6, *rc::gen::inRange<std::int64_t>(1, max_numel + 1)}});
   c.shape = draw_shape(n, 4);
   const std::uint64_t seed = *rc::gen::arbitrary<std::uint64_t>();
   stats.note(describe_shape(c.shape) + " grad " + dtype_name(c.grad_dtype) + " value seed " + std::to_string(seed));

@@ -534,6 +534,10 @@ void ExactTrajectory::step(const Hyperparameters& hyper, const std::vector<float
 
 double ExactTrajectory::parameter(std::size_t i) const { return state_->elements[i].p.value.convert_to<double>(); }
 
+double ExactTrajectory::state(std::size_t i, int k) const {
+  return state_->elements[i].s[k].value.convert_to<double>();
+}
+
 std::uint32_t ExactTrajectory::parameter_bits(std::size_t i, DType dtype) const {
   return correctly_rounded_bits(state_->elements[i].p.value.backend().data(), dtype);
 }

@@ -10,6 +10,7 @@
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/properties/drift.hpp"
 #include "bitparity/properties/mutant_hunt.hpp"
 #include "bitparity/properties/property.hpp"
@@ -82,14 +83,19 @@ void add_drift_command(CLI::App& app, DriftCommand& command) {
   drift->add_option("--every", command.every, "print every Nth step (default 50)")->check(CLI::PositiveNumber);
   drift->add_option("--seed", command.seed, "seed of the start values and gradients");
   drift->add_option("--json", command.json_path, "write every step's figures as JSON");
+  drift->add_flag("--eight-bit", command.eight_bit, "8-bit blockwise states against the exact 32-bit trajectory");
+  drift->add_option("--block-size", command.blocksize, "block size of the 8-bit states (default 256)");
 }
 
 int run_drift_command(const DriftCommand& command) {
   std::vector<OptimizerKind> kinds;
   for (const auto& name : command.optimizers) kinds.push_back(parse_optimizer(name));
   if (kinds.empty()) {
-    for (const auto& info : optimizers()) kinds.push_back(info.kind);
+    for (const auto& info : optimizers()) {
+      if (!command.eight_bit || has_8bit_variant(info.kind)) kinds.push_back(info.kind);
+    }
   }
+  if (command.eight_bit) validate_block_size(QuantFormat::dynamic8_signed, command.blocksize);
   std::vector<DType> dtypes;
   for (const auto& name : command.dtypes) dtypes.push_back(parse_dtype(name));
   if (dtypes.empty()) dtypes.push_back(DType::f32);
@@ -106,6 +112,8 @@ int run_drift_command(const DriftCommand& command) {
       options.steps = command.steps;
       options.elements = command.elements;
       options.seed = command.seed;
+      options.eight_bit = command.eight_bit;
+      options.blocksize = command.blocksize;
       const auto report = properties::run_drift(*iut, kind, dtype, options);
       properties::print_drift(report, command.every);
       std::printf("\n");
@@ -221,6 +229,13 @@ int run_list_command() {
   std::printf("optimizers (registry):\n");
   for (const auto& info : optimizers()) {
     std::printf("  %-10s %d states  %s\n", std::string(info.name).c_str(), info.states, std::string(info.description).c_str());
+  }
+  std::printf("optimizer-state memory per parameter element (8-bit: codes + fp32 absmax per block of 256):\n");
+  for (const auto& info : optimizers()) {
+    if (!has_8bit_variant(info.kind)) continue;
+    std::printf("  %-10s 32-bit %5.2f B   8-bit %5.3f B   (%.1f%%)\n", std::string(info.name).c_str(),
+                state_bytes_per_element_32bit(info.kind), state_bytes_per_element_8bit(info.kind, 256),
+                100.0 * state_bytes_per_element_8bit(info.kind, 256) / state_bytes_per_element_32bit(info.kind));
   }
   std::printf("mutants:\n");
   for (const auto& mutant : fixtures::mutant_catalogue()) {

@@ -19,10 +19,13 @@ struct DriftStep {
   double max_ulps = 0.0;         // distance to the correctly rounded exact value, in the dtype's ulps
   std::array<std::int64_t, 6> ulp_histogram{};  // 0, 1, 2-3, 4-15, 16-255, >= 256 ulps
   std::int64_t nonfinite = 0;    // elements whose parameter is NaN or infinite
+  double max_state_error = 0.0;  // 8-bit: max |dequantized state - exact 32-bit state| / max |exact state|
 };
 
 struct DriftReport {
   std::string implementation, optimizer;
+  bool eight_bit = false;
+  std::int64_t blocksize = 0;
   DType dtype = DType::f32;
   std::int64_t elements = 0;
   std::vector<DriftStep> steps;
@@ -32,6 +35,8 @@ struct DriftOptions {
   std::int64_t elements = 128;
   std::int64_t steps = 200;
   std::uint64_t seed = 1;
+  bool eight_bit = false;        // 8-bit blockwise states against the exact 32-bit trajectory
+  std::int64_t blocksize = 256;
 };
 
 // Typical hyperparameters of each optimizer for a drift run (lr 1e-3 for the adaptive ones ...).

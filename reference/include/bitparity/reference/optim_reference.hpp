@@ -61,6 +61,7 @@ class ExactTrajectory {
   // One exact step with `hyper` (its step field says which) and the given gradients.
   void step(const Hyperparameters& hyper, const std::vector<float>& gradients);
   double parameter(std::size_t i) const;
+  double state(std::size_t i, int k) const;
   // The exact parameter correctly rounded to `dtype` (bits), straight from the MPFR value.
   std::uint32_t parameter_bits(std::size_t i, DType dtype) const;
   ~ExactTrajectory();

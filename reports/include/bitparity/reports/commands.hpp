@@ -34,6 +34,8 @@ struct DriftCommand {
   std::int64_t steps = 200;
   std::int64_t elements = 128;
   std::int64_t every = 50;
+  bool eight_bit = false;
+  std::int64_t blocksize = 256;
   std::uint64_t seed = 1;
   std::string json_path;
 };

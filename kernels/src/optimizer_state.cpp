@@ -1,0 +1,93 @@
+#include "bitparity/kernels/optimizer_state.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/quantize.hpp"
+
+namespace bitparity {
+
+const char* state_path_name(StatePath path) { return path == StatePath::fp32 ? "fp32" : "8-bit"; }
+
+OptimizerState::OptimizerState(OptimizerKind kind, std::int64_t numel, Device device, const StateOptions& options)
+    : kind_(kind), numel_(numel), device_(device), options_(options) {
+  const bool small = options.min_8bit_size > 0 && numel < options.min_8bit_size;
+  path_ = options.eight_bit && has_8bit_variant(kind) && !small ? StatePath::eight_bit : StatePath::fp32;
+  if (path_ == StatePath::eight_bit) validate_block_size(QuantFormat::dynamic8_signed, options.blocksize);
+  const int states = optimizer_info(kind).states;
+  for (int k = 0; k < states; ++k) {
+    if (path_ == StatePath::fp32) {
+      sizes_.push_back(4 * numel);
+      buffers_.push_back(allocate(4 * numel));
+    } else {
+      sizes_.push_back(numel);
+      buffers_.push_back(allocate(numel));
+      sizes_.push_back(4 * block_count(numel, options.blocksize));
+      buffers_.push_back(allocate(sizes_.back()));
+    }
+  }
+  // Zero states: fp32 zeros; codes of +0 (every map has it) with absmax 0, which dequantizes to 0.
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    std::uint8_t fill = 0;
+    if (path_ == StatePath::eight_bit && i % 2 == 0) fill = code_table(state8_format(kind, static_cast<int>(i / 2))).zero_code;
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(sizes_[i]), fill);
+    if (device_.kind == DeviceKind::cpu) {
+      if (!bytes.empty()) std::memcpy(buffers_[i], bytes.data(), bytes.size());
+    } else if (!bytes.empty()) {
+      cuda::copy_to_device(device_.index, buffers_[i], bytes.data(), sizes_[i]);
+    }
+  }
+}
+
+OptimizerState::~OptimizerState() {
+  for (void* buffer : buffers_) {
+    if (device_.kind == DeviceKind::cpu) {
+      std::free(buffer);
+    } else {
+      cuda::release(buffer);
+    }
+  }
+}
+
+void* OptimizerState::allocate(std::int64_t bytes) {
+  if (device_.kind == DeviceKind::cuda) return cuda::allocate(device_.index, bytes);
+  void* pointer = std::malloc(static_cast<std::size_t>(bytes > 0 ? bytes : 1));
+  if (!pointer) throw Error(ErrorCode::invalid_argument, "out of host memory for optimizer states");
+  return pointer;
+}
+
+std::int64_t OptimizerState::bytes() const {
+  std::int64_t total = 0;
+  for (auto size : sizes_) total += size;
+  return total;
+}
+
+std::vector<TensorView> OptimizerState::fp32_states() const {
+  std::vector<TensorView> views;
+  if (path_ != StatePath::fp32) return views;
+  for (void* buffer : buffers_) views.push_back(contiguous_view(buffer, DType::f32, device_, {numel_}));
+  return views;
+}
+
+std::vector<QuantizedState> OptimizerState::quantized_states() const {
+  std::vector<QuantizedState> states;
+  if (path_ != StatePath::eight_bit) return states;
+  for (std::size_t i = 0; i + 1 < buffers_.size(); i += 2) {
+    states.push_back({contiguous_view(buffers_[i], DType::u8, device_, {numel_}),
+                      contiguous_view(buffers_[i + 1], DType::f32, device_, {block_count(numel_, options_.blocksize)})});
+  }
+  return states;
+}
+
+bool OptimizerState::step(const Hyperparameters& hyper, const TensorView& param, const TensorView& grad,
+                          const LaunchConfig& launch) {
+  if (param.numel() != numel_ || !(param.device == device_)) {
+    throw Error(ErrorCode::invalid_argument, "this optimizer state holds " + std::to_string(numel_) + " elements on " +
+                                                 device_.str() + "; the parameter is " + param.describe());
+  }
+  if (path_ == StatePath::fp32) return optimizer_step(kind_, hyper, param, grad, fp32_states(), launch).nonfinite_gradient;
+  return optimizer8_step(kind_, hyper, param, grad, quantized_states(), options_.blocksize, launch).nonfinite_gradient;
+}
+
+}  // namespace bitparity
