@@ -4,6 +4,7 @@
 // counted as "must move", so it shows in the ratio.
 #include "bench_support.hpp"
 #include "bitparity/kernels/optimizer.hpp"
+#include "bitparity/kernels/optimizer8.hpp"
 
 namespace bitparity::bench {
 namespace {
@@ -33,6 +34,37 @@ void step_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, De
   report(state, buffers, 2 * value_bytes + value_bytes + static_cast<std::int64_t>(states) * 8 * kElements, seconds);
 }
 
+// 8-bit states: parameter read and written, gradient read, per state one code read and written and
+// the block absmax read and written (about 16 bytes per element for fp32 Adam).
+void step8_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, Device device) {
+  if (skip_without_device(state, device)) return;
+  constexpr std::int64_t kBlock = 256;
+  const int states = optimizer_info(kind).states;
+  const std::int64_t value_bytes = dtype_storage_bytes(dtype, kElements), blocks = kElements / kBlock;
+  std::vector<std::int64_t> sizes = {value_bytes, value_bytes};
+  for (int k = 0; k < states; ++k) {
+    sizes.push_back(kElements);
+    sizes.push_back(blocks * 4);
+  }
+  DeviceBuffers buffers(device, sizes, dtype);
+  const TensorView grad = contiguous_view(buffers[0], dtype, device, {kElements});
+  const TensorView param = contiguous_view(buffers[1], dtype, device, {kElements});
+  std::vector<QuantizedState> quantized;
+  for (int k = 0; k < states; ++k) {
+    quantized.push_back({contiguous_view(buffers[2 + 2 * k], DType::u8, device, {kElements}),
+                         contiguous_view(buffers[3 + 2 * k], DType::f32, device, {blocks})});
+  }
+  Hyperparameters hyper;
+  hyper.momentum = 0.9f;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    optimizer8_step(kind, hyper, param, grad, quantized, kBlock);
+    ++hyper.step;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report(state, buffers, 3 * value_bytes + static_cast<std::int64_t>(states) * (2 * kElements + 8 * blocks), seconds);
+}
+
 }  // namespace
 
 void register_optimizer_benchmarks() {
@@ -41,6 +73,12 @@ void register_optimizer_benchmarks() {
       for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
         benchmark::RegisterBenchmark(
             ("step/" + std::string(info.name) + "/" + dtype_name(dtype) + "/" + device.str()).c_str(), step_benchmark,
+            info.kind, dtype, device)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+        if (!has_8bit_variant(info.kind)) continue;
+        benchmark::RegisterBenchmark(
+            ("step8/" + std::string(info.name) + "/" + dtype_name(dtype) + "/" + device.str()).c_str(), step8_benchmark,
             info.kind, dtype, device)
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
