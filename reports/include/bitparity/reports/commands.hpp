@@ -40,6 +40,16 @@ struct DriftCommand {
   std::string json_path;
 };
 
+struct StatePlanCommand {
+  std::string optimizer = "adam";
+  std::vector<std::int64_t> sizes;
+  std::int64_t blocksize = 256;
+  std::int64_t min_8bit_size = 4096;
+  bool fp32 = false;
+};
+
+void add_state_plan_command(CLI::App& app, StatePlanCommand& command);
+int run_state_plan_command(const StatePlanCommand& command);
 void add_check_command(CLI::App& app, CheckCommand& command);
 void add_drift_command(CLI::App& app, DriftCommand& command);
 int run_drift_command(const DriftCommand& command);
