@@ -113,13 +113,6 @@ void expect_same_step8(PropertyStats& stats, const Optim8Case& c, const Optim8Re
   }
 }
 
-float widen(std::uint32_t bits, DType dtype) {
-  switch (dtype) {
-    case DType::f16: return f16_to_float(static_cast<std::uint16_t>(bits));
-    case DType::bf16: return bf16_to_float(static_cast<std::uint16_t>(bits));
-    default: return float_from_bits(bits);
-  }
-}
 
 // P1q: the parameter within its bound; each new absmax within the largest bound of its block's
 // states; each code one the kernel may choose for its own fp32 state and absmax (ERROR_MODEL.md).
@@ -146,7 +139,7 @@ void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
     if (bad++ == 0) first = text;
   };
   for (std::int64_t i = 0; i < n; ++i) {
-    const float p = widen(r.param_bits[i], b.param_dtype);
+    const float p = value_of_bits(r.param_bits[i], b.param_dtype);
     const double largest = b.param_dtype == DType::f16 ? 65504.0 : (b.param_dtype == DType::bf16 ? 0x1.fep127 : 0x1.fffffep127);
     const bool overflow_allowed = std::fabs(bounds[i].value[0]) + bounds[i].bound[0] >= largest;
     if (std::isinf(p) && overflow_allowed && (p > 0) == (bounds[i].value[0] > 0)) continue;  // correct rounding overflows

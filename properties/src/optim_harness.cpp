@@ -45,6 +45,14 @@ float largest_of(DType dtype) {
 
 }  // namespace
 
+float value_of_bits(std::uint32_t bits, DType dtype) {
+  switch (dtype) {
+    case DType::f16: return f16_to_float(static_cast<std::uint16_t>(bits));
+    case DType::bf16: return bf16_to_float(static_cast<std::uint16_t>(bits));
+    default: return float_from_bits(bits);
+  }
+}
+
 Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats) {
   Hyperparameters h;
   h.step = *rc::gen::element<std::int64_t>(1, 1, 2, 3, 10, 1000, 1000000, std::int64_t{1} << 40);

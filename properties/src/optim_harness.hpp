@@ -30,6 +30,9 @@ struct OptimResult {
   bool nonfinite_reported = false;
 };
 
+// The value of a stored element's bits in its dtype, widened exactly to fp32.
+float value_of_bits(std::uint32_t bits, DType dtype);
+
 Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats);
 // Values that reach the hard regions: tiny second moments (eps dominates), zero and huge
 // gradients, cancellation in the moment updates, subnormals; NaN/Inf in the gradient if asked.

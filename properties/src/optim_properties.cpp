@@ -13,13 +13,6 @@ namespace bitparity::properties {
 
 namespace {
 
-float widen(std::uint32_t bits, DType dtype) {
-  switch (dtype) {
-    case DType::f16: return f16_to_float(static_cast<std::uint16_t>(bits));
-    case DType::bf16: return bf16_to_float(static_cast<std::uint16_t>(bits));
-    default: return float_from_bits(bits);
-  }
-}
 
 // P1: every parameter and state element lies within its derived bound of the exact step.
 void accuracy(const PropertyTarget& t, PropertyStats& stats) {
@@ -29,7 +22,7 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats) {
   const reference::OptimReference ref(c.kind, c.hyper, c.param_dtype);
   std::vector<reference::OptimOutput> outputs(c.values.size());
   for (std::size_t i = 0; i < c.values.size(); ++i) {
-    outputs[i].p = widen(r.param_bits[i], c.param_dtype);
+    outputs[i].p = value_of_bits(r.param_bits[i], c.param_dtype);
     for (std::size_t k = 0; k < r.state_bits.size(); ++k) outputs[i].s[k] = float_from_bits(r.state_bits[k][i]);
   }
   const std::vector<reference::ElementVerdict> verdicts = ref.check_all(c.values, outputs);
