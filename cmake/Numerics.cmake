@@ -3,4 +3,4 @@
 add_library(bitparity_numerics INTERFACE)
 target_compile_options(bitparity_numerics INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off -fno-fast-math -Wall -Wextra>
-  $<$<COMPILE_LANGUAGE:CUDA>:-fmad=false -Xcompiler=-ffp-contract=off>)
+  $<$<COMPILE_LANGUAGE:CUDA>:-fmad=false -Xcompiler=-ffp-contract=off --expt-relaxed-constexpr>)
