@@ -454,6 +454,7 @@ Decision judge_all(OptimizerKind kind, const Hyperparameters& hyper, DType dtype
       if (d == Decision::undecided && element_decision == Decision::pass) element_decision = Decision::undecided;
     }
     verdict.ok = element_decision != Decision::fail;
+    verdict.undecided = element_decision == Decision::undecided;
     if (element_decision == Decision::fail) overall = Decision::fail;
     if (element_decision == Decision::undecided && overall == Decision::pass) overall = Decision::undecided;
   }
@@ -468,10 +469,30 @@ OptimReference::OptimReference(OptimizerKind kind, const Hyperparameters& hyper,
 std::vector<ElementVerdict> OptimReference::check_all(const std::vector<OptimInput>& inputs,
                                                      const std::vector<OptimOutput>& kernel) const {
   std::vector<ElementVerdict> verdicts(inputs.size());
-  if (judge_all<double>(kind_, hyper_, param_dtype_, inputs, kernel, verdicts) == Decision::undecided) {
-    // Some element is within the double evaluation's own error of its bound: decide all in MPFR.
+  judge_all<double>(kind_, hyper_, param_dtype_, inputs, kernel, verdicts);
+  std::vector<std::size_t> undecided;
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    if (verdicts[i].undecided) undecided.push_back(i);
+  }
+  if (undecided.empty()) return verdicts;
+  // Elements within the double evaluation's own error of their bound are decided in MPFR: only
+  // those for elementwise optimizers, the whole tensor for LAMB and LARS (the norms couple them).
+  if (norm_based(kind_)) {
     judge_all<Exact>(kind_, hyper_, param_dtype_, inputs, kernel, verdicts);
     for (auto& verdict : verdicts) verdict.escalated = true;
+  } else {
+    std::vector<OptimInput> some_inputs;
+    std::vector<OptimOutput> some_outputs;
+    for (std::size_t i : undecided) {
+      some_inputs.push_back(inputs[i]);
+      some_outputs.push_back(kernel[i]);
+    }
+    std::vector<ElementVerdict> decided(undecided.size());
+    judge_all<Exact>(kind_, hyper_, param_dtype_, some_inputs, some_outputs, decided);
+    for (std::size_t j = 0; j < undecided.size(); ++j) {
+      verdicts[undecided[j]] = decided[j];
+      verdicts[undecided[j]].escalated = true;
+    }
   }
   return verdicts;  // an element still undecided in MPFR is within 2^-250 of its bound: a pass
 }

@@ -33,6 +33,7 @@ struct ElementVerdict {
   bool ok = true;
   bool ill_conditioned = false;  // a divisor or sqrt argument may vanish: no finite bound exists
   bool escalated = false;        // decided in MPFR
+  bool undecided = false;        // double could not decide (then MPFR does)
   double worst_ratio = 0.0;
   std::string detail;            // on a violation: output, kernel value, exact value, bound
 };
