@@ -24,6 +24,7 @@ void copy_to_device(int, void*, const void*, std::int64_t) { unavailable(); }
 void copy_to_host(int, void*, const void*, std::int64_t) { unavailable(); }
 void copy_on_device(int, void*, const void*, std::int64_t) { unavailable(); }
 bool gradient_has_nonfinite(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
+bool scan_and_apply(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 NormSums norm_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 void apply_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 void optimizer8_blocks(int, const Optimizer8Params&, const LaunchConfig&, std::int64_t&) { unavailable(); }

@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,23 @@ void check(cudaError_t status, const char* what) {
 
 constexpr int kNormThreads = 256;  // the shared-memory tree of the norm pass holds this many sums
 
+// Device scratch kept per host thread and device, so that a step allocates nothing.
+void* scratch(int device, std::size_t bytes, int slot) {
+  struct Buffer {
+    void* pointer = nullptr;
+    std::size_t bytes = 0;
+  };
+  thread_local std::map<std::pair<int, int>, Buffer> buffers;
+  Buffer& buffer = buffers[{device, slot}];
+  if (buffer.bytes < bytes) {
+    if (buffer.pointer) cudaFree(buffer.pointer);
+    buffer.pointer = nullptr;
+    check(cudaMalloc(&buffer.pointer, bytes), "cudaMalloc (scratch)");
+    buffer.bytes = bytes;
+  }
+  return buffer.pointer;
+}
+
 __global__ void scan_gradient_kernel(const OptimizerParams p, int* nonfinite) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
@@ -27,8 +46,11 @@ __global__ void scan_gradient_kernel(const OptimizerParams p, int* nonfinite) {
   }
 }
 
+// `skip` is the device-side non-finite flag of the scan: set, the kernel writes nothing. So the
+// elementwise step needs no host round trip between the scan and the update.
 template <OptimizerKind K>
-__global__ void apply_kernel(const OptimizerParams p, std::int64_t first, std::int64_t last) {
+__global__ void apply_kernel(const OptimizerParams p, std::int64_t first, std::int64_t last, const int* skip) {
+  if (skip != nullptr && *skip != 0) return;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < last; i += stride) {
     optimizer_step_element_of<K>(p, i);
@@ -74,18 +96,45 @@ std::int64_t per_launch(const OptimizerParams& p, const LaunchConfig& launch) {
 
 namespace cuda {
 
-bool gradient_has_nonfinite(int device, const OptimizerParams& p, const LaunchConfig& launch) {
+namespace {
+
+int* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const int threads = threads_of(launch);
-  int* flag = nullptr;
-  check(cudaMalloc(&flag, sizeof(int)), "cudaMalloc");
-  check(cudaMemset(flag, 0, sizeof(int)), "cudaMemset");
+  auto* flag = static_cast<int*>(scratch(device, sizeof(int), 0));
+  check(cudaMemsetAsync(flag, 0, sizeof(int)), "cudaMemset");
   scan_gradient_kernel<<<grid_of(launch, p.numel, threads), threads>>>(p, flag);
   check(cudaGetLastError(), "gradient scan launch");
-  int nonfinite = 0;
-  check(cudaMemcpy(&nonfinite, flag, sizeof(int), cudaMemcpyDeviceToHost), "gradient scan");
-  cudaFree(flag);
-  return nonfinite != 0;
+  return flag;
+}
+
+bool read_flag(const int* flag) {
+  int value = 0;
+  check(cudaMemcpy(&value, flag, sizeof(int), cudaMemcpyDeviceToHost), "gradient scan");
+  return value != 0;
+}
+
+void launch_apply(const OptimizerParams& p, const LaunchConfig& launch, const int* skip) {
+  const int threads = threads_of(launch);
+  for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
+    const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
+    with_optimizer_kind(p.kind, [&](auto kind) {
+      apply_kernel<decltype(kind)::value><<<grid_of(launch, last - first, threads), threads>>>(p, first, last, skip);
+    });
+    check(cudaGetLastError(), "optimizer kernel launch");
+  }
+}
+
+}  // namespace
+
+bool gradient_has_nonfinite(int device, const OptimizerParams& p, const LaunchConfig& launch) {
+  return read_flag(launch_gradient_scan(device, p, launch));
+}
+
+bool scan_and_apply(int device, const OptimizerParams& p, const LaunchConfig& launch) {
+  const int* flag = launch_gradient_scan(device, p, launch);
+  launch_apply(p, launch, flag);
+  return read_flag(flag);  // waits for both kernels
 }
 
 NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& launch) {
@@ -97,15 +146,13 @@ NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& lau
   for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
     const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
     const unsigned grid = grid_of(launch, last - first, threads);
-    ExactSquareSum* block_sums = nullptr;
-    check(cudaMalloc(&block_sums, sizeof(ExactSquareSum) * 2 * grid), "cudaMalloc");
+    auto* block_sums = static_cast<ExactSquareSum*>(scratch(device, sizeof(ExactSquareSum) * 2 * grid, 1));
     with_optimizer_kind(p.kind, [&](auto kind) {
       norm_kernel<decltype(kind)::value><<<grid, threads>>>(p, first, last, block_sums);
     });
     check(cudaGetLastError(), "norm kernel launch");
     std::vector<ExactSquareSum> sums(2 * grid);
     check(cudaMemcpy(sums.data(), block_sums, sizeof(ExactSquareSum) * 2 * grid, cudaMemcpyDeviceToHost), "norm kernel");
-    cudaFree(block_sums);
     for (unsigned b = 0; b < grid; ++b) {
       total.param.merge(sums[2 * b]);
       total.direction.merge(sums[2 * b + 1]);
@@ -116,14 +163,7 @@ NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& lau
 
 void apply_pass(int device, const OptimizerParams& p, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
-  const int threads = threads_of(launch);
-  for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
-    const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
-    with_optimizer_kind(p.kind, [&](auto kind) {
-      apply_kernel<decltype(kind)::value><<<grid_of(launch, last - first, threads), threads>>>(p, first, last);
-    });
-    check(cudaGetLastError(), "optimizer kernel launch");
-  }
+  launch_apply(p, launch, nullptr);
   check(cudaDeviceSynchronize(), "optimizer kernel");
 }
 

@@ -309,6 +309,10 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
   if (p.numel == 0) return report;
   const bool on_cpu = param.device.kind == DeviceKind::cpu;
   const int device = param.device.index;
+  if (!on_cpu && !needs_norm_pass(kind, h)) {
+    report.nonfinite_gradient = cuda::scan_and_apply(device, p, launch);
+    return report;
+  }
   report.nonfinite_gradient = on_cpu ? cpu::gradient_has_nonfinite(p, launch) : cuda::gradient_has_nonfinite(device, p, launch);
   if (report.nonfinite_gradient) return report;  // nothing written: parameters and states as they were
   if (needs_norm_pass(kind, h)) {

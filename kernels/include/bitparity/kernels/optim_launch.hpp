@@ -24,6 +24,9 @@ void apply_pass(const OptimizerParams& params, const LaunchConfig& launch);
 }  // namespace cpu
 namespace cuda {
 bool gradient_has_nonfinite(int device, const OptimizerParams& params, const LaunchConfig& launch);
+// Elementwise optimizers: scan and update back to back on the device (the update kernel skips itself
+// when the scan found a NaN/Inf), one host synchronisation; returns the scan's verdict.
+bool scan_and_apply(int device, const OptimizerParams& params, const LaunchConfig& launch);
 NormSums norm_pass(int device, const OptimizerParams& params, const LaunchConfig& launch);
 void apply_pass(int device, const OptimizerParams& params, const LaunchConfig& launch);
 }  // namespace cuda
