@@ -10,6 +10,7 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim8_launch.hpp"
 #include "bitparity/kernels/quantize.hpp"
+#include "cuda_scratch.hpp"
 
 namespace bitparity {
 
@@ -87,9 +88,8 @@ void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig
   const int threads = std::clamp(launch.threads > 0 ? launch.threads : kThreads8, 1, kThreads8);
   const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
-  int* counter = nullptr;
-  check(cudaMalloc(&counter, sizeof(int)), "cudaMalloc");
-  check(cudaMemset(counter, 0, sizeof(int)), "cudaMemset");
+  auto* counter = static_cast<int*>(scratch(device, sizeof(int), kCounterSlot));
+  check(cudaMemsetAsync(counter, 0, sizeof(int)), "cudaMemset");
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
     std::int64_t grid = last - first;
@@ -104,7 +104,6 @@ void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig
   }
   int flagged = 0;
   check(cudaMemcpy(&flagged, counter, sizeof(int), cudaMemcpyDeviceToHost), "8-bit optimizer kernel");
-  cudaFree(counter);
   nonfinite_blocks += flagged;
 }
 

@@ -4,13 +4,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <map>
-#include <utility>
 #include <string>
 #include <vector>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim_launch.hpp"
+#include "cuda_scratch.hpp"
 
 namespace bitparity {
 
@@ -21,23 +20,6 @@ void check(cudaError_t status, const char* what) {
 }
 
 constexpr int kNormThreads = 256;  // the shared-memory tree of the norm pass holds this many sums
-
-// Device scratch kept per host thread and device, so that a step allocates nothing.
-void* scratch(int device, std::size_t bytes, int slot) {
-  struct Buffer {
-    void* pointer = nullptr;
-    std::size_t bytes = 0;
-  };
-  thread_local std::map<std::pair<int, int>, Buffer> buffers;
-  Buffer& buffer = buffers[{device, slot}];
-  if (buffer.bytes < bytes) {
-    if (buffer.pointer) cudaFree(buffer.pointer);
-    buffer.pointer = nullptr;
-    check(cudaMalloc(&buffer.pointer, bytes), "cudaMalloc (scratch)");
-    buffer.bytes = bytes;
-  }
-  return buffer.pointer;
-}
 
 __global__ void scan_gradient_kernel(const OptimizerParams p, int* nonfinite) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -101,7 +83,7 @@ namespace {
 int* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const int threads = threads_of(launch);
-  auto* flag = static_cast<int*>(scratch(device, sizeof(int), 0));
+  auto* flag = static_cast<int*>(scratch(device, sizeof(int), kScanFlagSlot));
   check(cudaMemsetAsync(flag, 0, sizeof(int)), "cudaMemset");
   scan_gradient_kernel<<<grid_of(launch, p.numel, threads), threads>>>(p, flag);
   check(cudaGetLastError(), "gradient scan launch");
@@ -146,7 +128,7 @@ NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& lau
   for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
     const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
     const unsigned grid = grid_of(launch, last - first, threads);
-    auto* block_sums = static_cast<ExactSquareSum*>(scratch(device, sizeof(ExactSquareSum) * 2 * grid, 1));
+    auto* block_sums = static_cast<ExactSquareSum*>(scratch(device, sizeof(ExactSquareSum) * 2 * grid, kBlockSumsSlot));
     with_optimizer_kind(p.kind, [&](auto kind) {
       norm_kernel<decltype(kind)::value><<<grid, threads>>>(p, first, last, block_sums);
     });

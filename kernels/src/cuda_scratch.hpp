@@ -1,0 +1,36 @@
+#pragma once
+// Device scratch kept per host thread, device and slot, so that a step allocates nothing.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "bitparity/kernels/errors.hpp"
+
+namespace bitparity::cuda {
+
+inline void* scratch(int device, std::size_t bytes, int slot) {
+  struct Buffer {
+    void* pointer = nullptr;
+    std::size_t bytes = 0;
+  };
+  thread_local std::map<std::pair<int, int>, Buffer> buffers;
+  Buffer& buffer = buffers[{device, slot}];
+  if (buffer.bytes < bytes) {
+    if (buffer.pointer) cudaFree(buffer.pointer);
+    buffer.pointer = nullptr;
+    const cudaError_t status = cudaMalloc(&buffer.pointer, bytes);
+    if (status != cudaSuccess) throw Error(ErrorCode::cuda_failure, std::string("cudaMalloc (scratch): ") + cudaGetErrorString(status));
+    buffer.bytes = bytes;
+  }
+  return buffer.pointer;
+}
+
+// Slots: one per use, so that two scratch buffers of one call never share memory.
+inline constexpr int kScanFlagSlot = 0;
+inline constexpr int kBlockSumsSlot = 1;
+inline constexpr int kCounterSlot = 2;
+
+}  // namespace bitparity::cuda
