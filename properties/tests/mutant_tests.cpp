@@ -3,10 +3,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ostream>
 
 #include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/properties/mutant_hunt.hpp"
 #include "bitparity/properties/property.hpp"
+
+namespace bitparity::fixtures {
+inline void PrintTo(const MutantInfo& mutant, std::ostream* os) { *os << mutant.name; }
+}  // namespace bitparity::fixtures
 
 namespace bitparity::properties {
 namespace {
