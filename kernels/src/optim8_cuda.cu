@@ -43,7 +43,8 @@ __global__ void optimizer8_kernel(const Optimizer8Params p, const Tables8 tables
   }
   for (std::int64_t b = first + blockIdx.x; b < last; b += gridDim.x) {
     const std::int64_t begin = block_begin(b, p.blocksize), end = block_end(b, p.blocksize, p.base.numel);
-    if (threadIdx.x < states) old_absmax[threadIdx.x] = p.absmax[threadIdx.x][b];
+    // Strided over the threads: a launch may have fewer threads than states.
+    for (int k = threadIdx.x; k < states; k += blockDim.x) old_absmax[k] = p.absmax[k][b];
     __syncthreads();
     BlockScan scans[states];
     for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
@@ -61,7 +62,7 @@ __global__ void optimizer8_kernel(const Optimizer8Params p, const Tables8 tables
         BlockScan total;
         for (unsigned t = 0; t < blockDim.x; ++t) merge_scan(total, BlockScan{partial[k][t], partial_nonfinite[k][t] != 0});
         nonfinite[k] = total.nonfinite;
-        new_absmax[k] = total.nonfinite ? float_from_bits(kCanonicalNanF32) : total.absmax;
+        new_absmax[k] = new_block_absmax(total);
         any = any || total.nonfinite;
       }
       if (any) atomicAdd(nonfinite_blocks, 1);
@@ -71,7 +72,7 @@ __global__ void optimizer8_kernel(const Optimizer8Params p, const Tables8 tables
       optim8_store<K>(p, shared_tables, new_absmax, nonfinite, i, optim8_element<K>(p, shared_tables, old_absmax, i));
     }
     __syncthreads();
-    if (threadIdx.x < states) p.absmax[threadIdx.x][b] = new_absmax[threadIdx.x];
+    for (int k = threadIdx.x; k < states; k += blockDim.x) p.absmax[k][b] = new_absmax[k];
     __syncthreads();
   }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "bitparity/kernels/errors.hpp"
@@ -177,6 +178,17 @@ void finish_norm_pass(OptimizerKind kind, const Hyperparameters& h, const NormSu
   }
 }
 
+namespace {
+
+// factor = trust_scaled_lr * 2^trust_exponent with the fp32 part rounded once; the exponent is 0
+// unless the factor is past FLT_MAX, so every representable factor keeps its plain fp32 rounding.
+void set_trust_factor(double factor, StepScalars& s) {
+  s.trust_exponent = factor > static_cast<double>(std::numeric_limits<float>::max()) ? std::ilogb(factor) - 126 : 0;
+  s.trust_scaled_lr = to_f32(std::ldexp(factor, -s.trust_exponent));
+}
+
+}  // namespace
+
 void finish_trust_ratio(OptimizerKind kind, const Hyperparameters& h, double sum_squares_param,
                         double sum_squares_direction, StepScalars& s) {
   const double param_norm = std::sqrt(sum_squares_param), direction_norm = std::sqrt(sum_squares_direction);
@@ -184,11 +196,10 @@ void finish_trust_ratio(OptimizerKind kind, const Hyperparameters& h, double sum
   if (kind == OptimizerKind::lamb) {
     double trust = adapt ? param_norm / direction_norm : 1.0;
     if (adapt && h.max_trust_ratio > 0.0f) trust = std::min(trust, static_cast<double>(h.max_trust_ratio));
-    s.trust_scaled_lr = to_f32(static_cast<double>(h.lr) * trust);
+    set_trust_factor(static_cast<double>(h.lr) * trust, s);
   } else {
     const double wd = s.weight_decay;
-    s.trust_scaled_lr =
-        to_f32(adapt ? h.trust_coefficient * param_norm / (direction_norm + wd * param_norm) : 1.0);
+    set_trust_factor(adapt ? h.trust_coefficient * param_norm / (direction_norm + wd * param_norm) : 1.0, s);
   }
 }
 

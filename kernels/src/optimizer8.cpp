@@ -56,7 +56,7 @@ void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, st
         bool nonfinite[3] = {false, false, false};
         for (int k = 0; k < states; ++k) {
           nonfinite[k] = scans[k].nonfinite;
-          new_absmax[k] = nonfinite[k] ? float_from_bits(kCanonicalNanF32) : scans[k].absmax;
+          new_absmax[k] = new_block_absmax(scans[k]);
           flagged[b] = flagged[b] || nonfinite[k];
         }
         // The second pass recomputes from the old codes and absmax (as the CUDA launcher does), then stores.

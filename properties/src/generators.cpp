@@ -185,16 +185,18 @@ std::string describe_shape(const std::vector<std::int64_t>& shape) {
 }
 
 std::int64_t draw_numel(std::int64_t blocksize, std::int64_t max_blocks, bool allow_empty) {
-  const int kind = *rc::gen::inRange(0, allow_empty ? 7 : 6);
+  // Degenerate counts (one element, empty) stay a small minority: they cannot show most errors.
+  enum Kind { multiple, tail, short_of, single, arbitrary, empty };
+  const Kind kind = *rc::gen::weightedElement<Kind>(
+      {{3, multiple}, {3, tail}, {3, short_of}, {1, single}, {5, arbitrary}, {allow_empty ? 1u : 0u, empty}});
   const std::int64_t k = *rc::gen::inRange<std::int64_t>(1, max_blocks + 1);
   switch (kind) {
-    case 0: return k * blocksize;          // exact multiple
-    case 1: return k * blocksize + 1;      // a single-element tail
-    case 2: return k * blocksize - 1;      // one short of a multiple
-    case 3: return 1;                      // single element
-    case 4:
-    case 5: return *rc::gen::inRange<std::int64_t>(1, max_blocks * blocksize + 1);
-    default: return 0;                     // empty
+    case multiple: return k * blocksize;      // exact multiple
+    case tail: return k * blocksize + 1;      // a single-element tail
+    case short_of: return k * blocksize - 1;  // one short of a multiple
+    case single: return 1;
+    case arbitrary: return *rc::gen::inRange<std::int64_t>(1, max_blocks * blocksize + 1);
+    default: return 0;
   }
 }
 

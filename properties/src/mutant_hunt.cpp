@@ -1,5 +1,7 @@
 // Round-robin over properties, targets and block sizes with small case counts, so that a mutant
-// meets every property early; exhaustive sweeps get a short slice each round.
+// meets every property early; exhaustive sweeps get a short slice each round. Targets the mutant
+// alters come first; every fourth round visits one it does not alter, where any failure is a
+// harness error (the mutant's shared code disagrees with the kernel), never a kill.
 #include "bitparity/properties/mutant_hunt.hpp"
 
 #include <algorithm>
@@ -11,6 +13,23 @@
 
 namespace bitparity::properties {
 
+namespace {
+
+struct SuiteTargets {
+  std::vector<TargetSpec> altered, unaltered;
+};
+
+SuiteTargets targets_for(const fixtures::MutantInfo& mutant, const std::string& suite) {
+  std::vector<TargetSpec> all = suite_targets(suite);
+  // Visit every format or optimizer before the next dtype: consecutive rounds differ most.
+  std::stable_sort(all.begin(), all.end(), [](const TargetSpec& a, const TargetSpec& b) { return a.dtype < b.dtype; });
+  SuiteTargets split;
+  for (const auto& spec : all) (mutant.alters(suite, spec.entry()) ? split.altered : split.unaltered).push_back(spec);
+  return split;
+}
+
+}  // namespace
+
 HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds, std::uint64_t seed,
                        const std::string& only_property) {
   const auto start = std::chrono::steady_clock::now();
@@ -19,29 +38,27 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
   const auto baseline = fixtures::make_implementation("cpu");
   HuntResult hunt;
   hunt.mutant = mutant.name;
-  // The mutant's own suite every round; the other suites every fourth round; an exhaustive sweep
-  // per target from round 8 on, with a short slice (it is the slowest, so it waits for the fast ones).
   std::vector<const PropertyDef*> properties;
   for (const auto& property : property_catalogue()) {
     if (only_property.empty() || property.id == only_property) properties.push_back(&property);
   }
-  std::map<std::string, std::vector<TargetSpec>> targets_of_suite;
+  std::map<std::string, SuiteTargets> targets_of_suite;
   for (const PropertyDef* property : properties) {
-    auto& targets = targets_of_suite[property->suite];
-    if (!targets.empty()) continue;
-    targets = suite_targets(property->suite);
-    // Visit every format or optimizer before the next dtype: consecutive rounds differ most.
-    std::stable_sort(targets.begin(), targets.end(),
-                     [](const TargetSpec& a, const TargetSpec& b) { return a.dtype < b.dtype; });
+    if (!targets_of_suite.contains(property->suite)) targets_of_suite[property->suite] = targets_for(mutant, property->suite);
   }
+  // Altered targets every round; an unaltered one every fourth round (the harness check); an
+  // exhaustive sweep per target from round 8 on, with a short slice (it is the slowest).
   for (int round = 0; elapsed() < budget_seconds; ++round) {
     for (const PropertyDef* property : properties) {
-      const bool own_suite = property->suite == mutant.suite || !only_property.empty();
-      const std::vector<TargetSpec>& targets = targets_of_suite[property->suite];
-      const int first_sweep = only_property.empty() ? 8 : 0;  // one sweep per target from this round on
-      const bool sweep_round = round >= first_sweep && round < first_sweep + static_cast<int>(targets.size());
+      const SuiteTargets& split = targets_of_suite[property->suite];
+      const bool check_round = round % 4 == 3;
+      const bool altered = !split.altered.empty() && !(check_round && !split.unaltered.empty() && only_property.empty());
+      if (!altered && !check_round) continue;
+      const std::vector<TargetSpec>& targets = altered ? split.altered : split.unaltered;
+      if (targets.empty()) continue;
+      const int first_sweep = only_property.empty() ? 8 : 0;
+      const bool sweep_round = round >= first_sweep && round < first_sweep + 4 * static_cast<int>(targets.size());
       if (property->exhaustive && !sweep_round) continue;
-      if (!own_suite && round % 4 != 3 && !property->exhaustive) continue;
       const TargetSpec& spec = targets[static_cast<std::size_t>(round) % targets.size()];
       const std::vector<std::int64_t> sizes = spec.block_sizes();
       const std::int64_t blocksize = sizes[static_cast<std::size_t>(round * 3) % sizes.size()];
@@ -52,7 +69,8 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
       options.seconds = property->exhaustive ? 2.0 : budget_seconds - elapsed();
       const RunResult result = run_property(*property, target, options);
       if (!result.passed) {
-        hunt.killed = true;
+        hunt.killed = altered;
+        hunt.harness_error = !altered;
         hunt.property = property->id + " " + property->name;
         hunt.target = spec.label() + (target.blocksize > 0 ? " blocksize " + std::to_string(target.blocksize) : "");
         hunt.counterexample = result.counterexample;

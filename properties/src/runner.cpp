@@ -14,6 +14,7 @@ void PropertyStats::pass_case(std::int64_t case_elements) {
   if (failed) return;
   ++cases;
   elements += case_elements;
+  informative += case_elements > 0 && !blind ? 1 : 0;
 }
 
 void PropertyStats::observe_ratio(double ratio) {
@@ -62,6 +63,12 @@ std::string TargetSpec::label() const {
   if (format) return format->name + "/" + dtype_name(dtype);
   if (optimizer) return optimizer->name + "/" + dtype_name(dtype);
   return dtype_name(dtype);
+}
+
+std::string TargetSpec::entry() const {
+  if (format) return format->name;
+  if (optimizer) return optimizer->name;
+  return "";
 }
 
 std::vector<std::int64_t> TargetSpec::block_sizes() const {
@@ -142,7 +149,7 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
     const auto before = result.stats.cases;
     const auto outcome = rc::detail::checkProperty(
         rc::detail::toProperty([&] {
-          result.stats.context.clear();
+          result.stats.begin_case();
           try {
             property.body(target, result.stats);
           } catch (const Error& refusal) {

@@ -218,15 +218,20 @@ int run_check_command(const CheckCommand& command) {
 
 int run_mutants_command(const MutantsCommand& command) {
   nlohmann::json list = nlohmann::json::array();
-  int survivors = 0;
+  int survivors = 0, harness_errors = 0;
   for (const auto& mutant : fixtures::mutant_catalogue()) {
     if (!command.only.empty() && std::find(command.only.begin(), command.only.end(), mutant.name) == command.only.end()) {
       continue;
     }
     const auto hunt = properties::hunt_mutant(mutant, command.seconds, command.seed);
     if (hunt.killed) {
-      std::printf("KILLED   %-30s by %-24s in %6.2f s on %s\n%s\n\n", mutant.name.c_str(), hunt.property.c_str(),
-                  hunt.seconds, hunt.target.c_str(), hunt.counterexample.c_str());
+      std::printf("KILLED   %-30s by %-24s (expected %s) in %6.2f s on %s\n%s\n\n", mutant.name.c_str(),
+                  hunt.property.c_str(), mutant.killer.c_str(), hunt.seconds, hunt.target.c_str(),
+                  hunt.counterexample.c_str());
+    } else if (hunt.harness_error) {
+      ++harness_errors;
+      std::printf("HARNESS  %-30s failed %s on %s, which it does not alter: the harness disagrees with the kernel\n%s\n\n",
+                  mutant.name.c_str(), hunt.property.c_str(), hunt.target.c_str(), hunt.counterexample.c_str());
     } else {
       ++survivors;
       std::printf("SURVIVED %-30s after %.1f s (%s)\n\n", mutant.name.c_str(), hunt.seconds, mutant.description.c_str());
@@ -234,15 +239,16 @@ int run_mutants_command(const MutantsCommand& command) {
     list.push_back({{"name", mutant.name},
                     {"description", mutant.description},
                     {"killed", hunt.killed},
+                    {"harness_error", hunt.harness_error},
                     {"expected_killer", mutant.killer},
                     {"property", hunt.property},
                     {"target", hunt.target},
                     {"seconds", hunt.seconds},
                     {"counterexample", hunt.counterexample}});
   }
-  std::printf("%zu mutants, %d survived\n", list.size(), survivors);
+  std::printf("%zu mutants, %d survived, %d harness errors\n", list.size(), survivors, harness_errors);
   if (!command.json_path.empty()) write_json(command.json_path, {{"mutants", list}});
-  return survivors == 0 ? 0 : 1;
+  return survivors == 0 && harness_errors == 0 ? 0 : 1;
 }
 
 int run_list_command() {

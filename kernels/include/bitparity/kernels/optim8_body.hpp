@@ -22,6 +22,12 @@ BP_HD float dequantize_state(const CodeTable& table, std::uint8_t code, float ab
   return static_cast<float>(static_cast<double>(table.code_values[code]) * static_cast<double>(absmax));
 }
 
+// The new absmax of a state's block: the exact maximum of the new states, or the canonical NaN when
+// one of them is not finite (the block is stored as zero codes and reported).
+BP_HD float new_block_absmax(const BlockScan& scan) {
+  return scan.nonfinite ? float_from_bits(kCanonicalNanF32) : scan.absmax;
+}
+
 // Load element i with its states dequantized against the block's old absmax, and run the step.
 template <OptimizerKind K>
 BP_HD ElementValues optim8_element(const Optimizer8Params& p, const CodeTable* tables, const float* old_absmax,

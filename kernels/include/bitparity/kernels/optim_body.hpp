@@ -150,14 +150,21 @@ BP_HD float lamb_direction(const StepScalars& s, const ElementValues& e) {
   return s.weight_decay != 0.0f ? ratio + s.weight_decay * e.p : ratio;
 }
 
+// The LAMB/LARS trust factor times x, rounded once: x is first scaled by 2^trust_exponent (exact, as
+// it only scales up), so a factor past FLT_MAX (a subnormal gradient norm) does not overflow.
+BP_HD float times_trust(const StepScalars& s, float x) {
+  if (s.trust_exponent != 0) x = ldexpf(x, s.trust_exponent);
+  return s.trust_scaled_lr * x;
+}
+
 // LAMB, second pass (moments already new): p - (lr * trust) * direction.
-BP_HD void lamb_apply(const StepScalars& s, ElementValues& e) { e.p = e.p - s.trust_scaled_lr * lamb_direction(s, e); }
+BP_HD void lamb_apply(const StepScalars& s, ElementValues& e) { e.p = e.p - times_trust(s, lamb_direction(s, e)); }
 
 // LARS, second pass: the gradient with weight decay, scaled by the local lr, into SGD momentum.
 BP_HD void lars_apply(const StepScalars& s, ElementValues& e) {
   float g = prepared_gradient(s, e.g);
   if (s.weight_decay != 0.0f) g = g + s.weight_decay * e.p;
-  const float scaled = s.trust_scaled_lr * g;
+  const float scaled = times_trust(s, g);
   float direction = scaled;
   if (s.momentum != 0.0f) {
     const float buffer = s.first_step ? scaled : s.momentum * e.s[0] + s.one_minus_dampening * scaled;

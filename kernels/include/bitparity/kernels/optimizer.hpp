@@ -67,6 +67,7 @@ struct StepScalars {
   float momentum = 0, one_minus_dampening = 1;
   float inverse_grad_scale = 1;
   float trust_scaled_lr = 0;          // LAMB: lr * trust ratio; LARS: the local lr (after the norm pass)
+  int trust_exponent = 0;             // the factor is trust_scaled_lr * 2^trust_exponent (non-zero only past FLT_MAX)
   float update_scale = 1;             // max_unorm: the clipping factor of this step (after the norm pass)
   bool clip_update = false;
   bool unscale = false, maximize = false, nesterov = false, centered = false, first_step = false;
@@ -74,7 +75,8 @@ struct StepScalars {
 
 StepScalars step_scalars(OptimizerKind kind, const Hyperparameters& h);  // validates, throws Error
 // LAMB and LARS: the trust ratio from the exact sums of squares of the first pass (rounded once to
-// double), computed in double and rounded once to fp32 into s.trust_scaled_lr.
+// double), computed in double and rounded once to fp32 into s.trust_scaled_lr; a factor beyond fp32's
+// range (a tiny gradient norm) keeps a power-of-two exponent apart in s.trust_exponent.
 bool norm_based(OptimizerKind kind);
 // True when the step needs the norm pass: LAMB, LARS, or update-norm clipping (max_unorm > 0).
 bool needs_norm_pass(OptimizerKind kind, const Hyperparameters& h);

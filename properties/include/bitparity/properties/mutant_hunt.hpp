@@ -10,7 +10,10 @@ namespace bitparity::properties {
 struct HuntResult {
   std::string mutant;
   bool killed = false;
-  std::string property;        // id and name of the killing property
+  // A property failed on a target the mutant does not alter: the harness disagrees with the kernel
+  // there, so nothing was proven (property, target and counterexample say where).
+  bool harness_error = false;
+  std::string property;        // id and name of the killing (or, on a harness error, failing) property
   std::string target;          // format/dtype and block size it was killed on
   double seconds = 0.0;
   std::string counterexample;

@@ -29,13 +29,19 @@ struct PropertyTarget {
 struct PropertyStats {
   std::int64_t cases = 0;
   std::int64_t elements = 0;
+  std::int64_t informative = 0;          // cases that could have shown an error (not empty, not lr = 0)
   std::int64_t violations = 0;           // violating elements of the first failing case
   double max_error_over_bound = 0.0;     // largest observed error / derived bound (<= 1 when passing)
   std::int64_t ill_conditioned = 0;      // elements with no finite bound (reported, not judged)
   bool failed = false;
   bool incomplete = false;  // an exhaustive sweep stopped at its deadline
   std::string context;      // what the current case drew, printed with a violation
+  bool blind = false;       // the current case cannot show an error (lr = 0): counted, not informative
 
+  void begin_case() {
+    context.clear();
+    blind = false;
+  }
   void note(const std::string& what) { context += (context.empty() ? "" : "; ") + what; }
 
   void pass_case(std::int64_t case_elements);
@@ -87,6 +93,7 @@ struct TargetSpec {
   DType dtype = DType::f32;
   bool quantized_state = false;  // optim8: 8-bit blockwise states, block sizes of the dynamic maps
   std::string label() const;
+  std::string entry() const;  // the registry entry: format or optimizer name ("" for conversions)
   std::vector<std::int64_t> block_sizes() const;  // {0} when the target has no blocks  // "nf4/bf16" or "f16"
 };
 std::vector<TargetSpec> suite_targets(const std::string& suite);
