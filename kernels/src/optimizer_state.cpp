@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quantize.hpp"
@@ -10,23 +11,39 @@ namespace bitparity {
 
 const char* state_path_name(StatePath path) { return path == StatePath::fp32 ? "fp32" : "8-bit"; }
 
-OptimizerState::OptimizerState(OptimizerKind kind, std::int64_t numel, Device device, const StateOptions& options)
-    : kind_(kind), numel_(numel), device_(device), options_(options) {
+std::int64_t StatePlan::bytes() const {
+  std::int64_t total = 0;
+  for (auto size : buffer_bytes) total += size;
+  return total;
+}
+
+StatePlan plan_state(OptimizerKind kind, std::int64_t numel, const StateOptions& options) {
+  if (numel < 0) throw Error(ErrorCode::invalid_argument, "a tensor size must be >= 0, got " + std::to_string(numel));
+  if (options.min_8bit_size < 0) {
+    throw Error(ErrorCode::invalid_argument, "min_8bit_size must be >= 0 (0: every tensor 8-bit), got " +
+                                                 std::to_string(options.min_8bit_size));
+  }
+  StatePlan plan;
   const bool small = options.min_8bit_size > 0 && numel < options.min_8bit_size;
-  path_ = options.eight_bit && has_8bit_variant(kind) && !small ? StatePath::eight_bit : StatePath::fp32;
-  if (path_ == StatePath::eight_bit) validate_block_size(QuantFormat::dynamic8_signed, options.blocksize);
-  const int states = optimizer_info(kind).states;
-  for (int k = 0; k < states; ++k) {
-    if (path_ == StatePath::fp32) {
-      sizes_.push_back(4 * numel);
-      buffers_.push_back(allocate(4 * numel));
+  plan.path = options.eight_bit && has_8bit_variant(kind) && !small ? StatePath::eight_bit : StatePath::fp32;
+  if (plan.path == StatePath::eight_bit) validate_block_size(QuantFormat::dynamic8_signed, options.blocksize);
+  for (int k = 0; k < optimizer_info(kind).states; ++k) {
+    if (plan.path == StatePath::fp32) {
+      plan.buffer_bytes.push_back(4 * numel);
     } else {
-      sizes_.push_back(numel);
-      buffers_.push_back(allocate(numel));
-      sizes_.push_back(4 * block_count(numel, options.blocksize));
-      buffers_.push_back(allocate(sizes_.back()));
+      plan.buffer_bytes.push_back(numel);
+      plan.buffer_bytes.push_back(4 * block_count(numel, options.blocksize));
     }
   }
+  return plan;
+}
+
+OptimizerState::OptimizerState(OptimizerKind kind, std::int64_t numel, Device device, const StateOptions& options)
+    : kind_(kind), numel_(numel), device_(device), options_(options) {
+  const StatePlan plan = plan_state(kind, numel, options);
+  path_ = plan.path;
+  sizes_ = plan.buffer_bytes;
+  for (auto size : sizes_) buffers_.push_back(allocate(size));
   // Zero states: fp32 zeros; codes of +0 (every map has it) with absmax 0, which dequantizes to 0.
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
     std::uint8_t fill = 0;

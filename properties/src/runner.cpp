@@ -1,5 +1,8 @@
 #include <rapidcheck.h>
+#include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/TestListenerAdapter.h>
+
+#include <iostream>
 
 #include <chrono>
 #include <sstream>
@@ -115,12 +118,30 @@ PropertyTarget make_target(const PropertyDef& property, const TargetSpec& spec, 
   return target;
 }
 
+namespace {
+
+// RapidCheck announces a random seed of its own the first time its configuration loads; bitparity
+// never uses it (every run passes its seed explicitly), so load it once with stderr muted.
+void load_rapidcheck_configuration_quietly() {
+  static const bool loaded = [] {
+    std::streambuf* stderr_buffer = std::cerr.rdbuf(nullptr);
+    rc::detail::configuration();
+    std::cerr.rdbuf(stderr_buffer);
+    return true;
+  }();
+  (void)loaded;
+}
+
+}  // namespace
+
 RunResult run_property(const PropertyDef& property, const PropertyTarget& target, const RunOptions& options) {
+  load_rapidcheck_configuration_quietly();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   RunResult result;
   if (property.exhaustive) {
     PropertyTarget bounded = target;
+    bounded.cancelled = options.cancelled;
     if (options.seconds > 0) {
       bounded.deadline = std::chrono::steady_clock::now() +
                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options.seconds));
@@ -131,12 +152,18 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
       result.passed = false;
       result.counterexample = error.what();
     }
+    result.stats.incomplete = result.stats.incomplete || (options.cancelled && options.cancelled());
     result.seconds = elapsed();
     return result;
   }
   constexpr int kBatch = 10;
   std::uint64_t seed = options.seed;
+  std::int64_t batch_start = 0;  // cases run before the current batch, passing or not
   while (result.stats.cases < options.max_cases && (options.seconds <= 0 || elapsed() < options.seconds)) {
+    if (options.cancelled && options.cancelled()) {
+      result.stats.incomplete = true;
+      break;
+    }
     rc::detail::TestParams params;
     params.seed = seed++;
     params.maxSuccess = static_cast<int>(std::min<std::int64_t>(kBatch, options.max_cases - result.stats.cases));
@@ -160,11 +187,14 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
     rc::detail::FailureResult failure;
     if (outcome.match(failure)) {
       result.passed = false;
-      std::ostringstream text;
-      text << failure.description << "\n  shrunk case:";
-      for (const auto& [type, value] : failure.counterExample) text << "\n    " << value;
-      text << "\n  RapidCheck seed " << params.seed << " (same build reproduces it)";
-      result.counterexample = text.str();
+      // The shrunk case's own message carries every drawn field, labelled; RapidCheck's list of
+      // bare draws adds nothing a person can read.
+      std::string message = failure.description;
+      const std::string prefix = "Exception thrown with message:\n";
+      if (message.starts_with(prefix)) message.erase(0, prefix.size());
+      while (!message.empty() && message.back() == '\n') message.pop_back();
+      result.counterexample = message;
+      result.replay_cases = batch_start + params.maxSuccess;
       break;
     }
     rc::detail::Error error;
@@ -173,6 +203,8 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
       result.counterexample = "RapidCheck error: " + error.description;
       break;
     }
+    batch_start += params.maxSuccess;
+    if (options.on_batch) options.on_batch(result.stats.cases);
     if (result.stats.cases == before) break;  // every case discarded: nothing more to learn
   }
   result.seconds = elapsed();

@@ -1,44 +1,106 @@
-// The front door: parses the command line and hands over to the check and mutant runners.
+// The front door: parses the command line, hands over to a subcommand, and maps every failure to
+// one line on stderr and a documented exit code.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
 
-#include "bitparity/fixtures/implementation.hpp"
-#include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/kernels/errors.hpp"
-#include "bitparity/properties/mutant_hunt.hpp"
-#include "bitparity/properties/property.hpp"
-#include "bitparity/reports/check_run.hpp"
+#include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/commands.hpp"
+#include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/interrupt.hpp"
+#include "bitparity/reports/version.hpp"
+
+namespace {
+
+using namespace bitparity::reports;
+
+constexpr const char* kCommands[] = {"check", "mutants", "drift", "state-plan", "list"};
+
+int refuse(const std::string& message, int code) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return code;
+}
+
+int exit_code_of(bitparity::ErrorCode code) {
+  return code == bitparity::ErrorCode::cuda_failure ? exit_run_error : exit_bad_input;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bitparity: numerical-consistency harness for quantization and optimizer kernels"};
-  app.require_subcommand(1);
-  bitparity::reports::CheckCommand check;
-  bitparity::reports::MutantsCommand mutants;
-  bitparity::reports::DriftCommand drift;
-  bitparity::reports::StatePlanCommand plan;
-  bitparity::reports::add_check_command(app, check);
-  bitparity::reports::add_mutants_command(app, mutants);
-  bitparity::reports::add_drift_command(app, drift);
-  bitparity::reports::add_state_plan_command(app, plan);
-  bitparity::reports::add_list_command(app);
+  // Lines reach a log (or a pipe) as they are printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (argc > 0) program_name() = argv[0];
+  install_interrupt_handlers();
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error);
-  }
-  try {
-    if (app.got_subcommand("check")) return bitparity::reports::run_check_command(check);
-    if (app.got_subcommand("mutants")) return bitparity::reports::run_mutants_command(mutants);
-    if (app.got_subcommand("drift")) return bitparity::reports::run_drift_command(drift);
-    if (app.got_subcommand("state-plan")) return bitparity::reports::run_state_plan_command(plan);
-    if (app.got_subcommand("list")) return bitparity::reports::run_list_command();
+    CLI::App app{"bitparity: numerical-consistency harness for quantization and optimizer kernels"};
+    app.set_version_flag("--version", version_string());
+    app.footer(std::string("Run `bitparity COMMAND --help` for a command's options.\n") + exit_code_legend());
+    CheckCommand check;
+    MutantsCommand mutants;
+    DriftCommand drift;
+    StatePlanCommand plan;
+    add_check_command(app, check);
+    add_mutants_command(app, mutants);
+    add_drift_command(app, drift);
+    add_state_plan_command(app, plan);
+    add_list_command(app);
+    if (argc < 2) {
+      std::fprintf(stderr, "%s", app.help().c_str());
+      return refuse("a command is required: check, mutants, drift, state-plan or list", exit_bad_input);
+    }
+    const std::string first = argv[1];
+    if (first == "help") {
+      if (argc > 2 && std::find(std::begin(kCommands), std::end(kCommands), std::string(argv[2])) != std::end(kCommands)) {
+        std::printf("%s", app.get_subcommand(argv[2])->help().c_str());
+      } else {
+        std::printf("%s", app.help().c_str());
+      }
+      return exit_passed;
+    }
+    if (!first.starts_with("-") && std::find(std::begin(kCommands), std::end(kCommands), first) == std::end(kCommands)) {
+      return refuse("unknown command '" + first + "'; the commands are check, mutants, drift, state-plan and list (bitparity --help)",
+                    exit_bad_input);
+    }
+    app.require_subcommand(1);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& help) {
+      return app.exit(help);
+    } catch (const CLI::CallForAllHelp& help) {
+      return app.exit(help);
+    } catch (const CLI::CallForVersion& version) {
+      return app.exit(version);
+    } catch (const CLI::ParseError& error) {
+      return refuse(std::string(error.what()) + " (bitparity " + (argc > 1 ? first : "") + " --help lists the options)",
+                    exit_bad_input);
+    }
+    if (app.got_subcommand("check")) return run_check_command(check);
+    if (app.got_subcommand("mutants")) return run_mutants_command(mutants);
+    if (app.got_subcommand("drift")) return run_drift_command(drift);
+    if (app.got_subcommand("state-plan")) return run_state_plan_command(plan);
+    if (app.got_subcommand("list")) return run_list_command();
+    return refuse("a command is required: check, mutants, drift, state-plan or list", exit_bad_input);
+  } catch (const UsageError& error) {
+    return refuse(error.what(), exit_bad_input);
+  } catch (const WriteError& error) {
+    return refuse(error.what(), exit_write_failed);
+  } catch (const GpuMissingError& error) {
+    return refuse(error.what(), exit_gpu_missing);
   } catch (const bitparity::Error& error) {
-    std::fprintf(stderr, "error: %s\n", error.what());
-    return 2;
+    return refuse(error.what(), exit_code_of(error.code()));
+  } catch (const std::bad_alloc&) {
+    return refuse("out of memory; choose a smaller run (fewer --elements, --cases or rows)", exit_run_error);
+  } catch (const std::exception& error) {
+    return refuse(std::string("internal error: ") + error.what(), exit_run_error);
+  } catch (...) {
+    return refuse("internal error: an unknown exception", exit_run_error);
   }
-  return 0;
 }

@@ -1,11 +1,12 @@
 #include "bitparity/reports/check_run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
 #include "bitparity/fixtures/implementation.hpp"
-#include "bitparity/properties/property.hpp"
+#include "bitparity/reports/cli_checks.hpp"
 
 namespace bitparity::reports {
 
@@ -21,8 +22,7 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 
 bool selected(const properties::TargetSpec& spec, const CheckOptions& options) {
   if (!contains(options.dtypes, dtype_name(spec.dtype))) return false;
-  if (spec.optimizer) return contains(options.formats, spec.optimizer->name);
-  return spec.format == nullptr || contains(options.formats, spec.format->name);
+  return spec.entry().empty() || contains(options.formats, spec.entry());
 }
 
 std::vector<std::int64_t> selected_block_sizes(const properties::TargetSpec& spec, const CheckOptions& options) {
@@ -37,52 +37,80 @@ std::vector<std::int64_t> selected_block_sizes(const properties::TargetSpec& spe
   return sizes;
 }
 
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::string row_format(const properties::TargetSpec& spec) {
+  return spec.entry().empty() ? std::string("f32<->") + dtype_name(spec.dtype) : spec.entry();
+}
+
 }  // namespace
 
-std::vector<CheckRow> run_check(const CheckOptions& options) {
-  struct Planned {
-    const PropertyDef* property;
-    properties::TargetSpec spec;
-    std::string device;
-  };
-  std::vector<Planned> plan;
+std::vector<PlannedRow> plan_check(const CheckOptions& options) {
+  std::vector<PlannedRow> plan;
   for (const auto& suite : options.suites) {
     for (const PropertyDef* property : properties::properties_of_suite(suite)) {
+      if (!contains(options.properties, property->id)) continue;
       for (const auto& device : options.devices) {
         if (property->needs_baseline && device == "cpu") continue;  // P5 compares a device with cpu
         for (const auto& spec : properties::suite_targets(suite)) {
-          if (selected(spec, options)) plan.push_back({property, spec, device});
+          if (!selected(spec, options)) continue;
+          const std::vector<std::int64_t> sizes = selected_block_sizes(spec, options);
+          if (!sizes.empty()) plan.push_back({property, spec, device, sizes});
         }
       }
     }
   }
-  std::size_t random_rows = 0;
-  for (const auto& planned : plan) random_rows += planned.property->exhaustive ? 0 : 1;
-  const double row_budget = options.seconds > 0 && random_rows > 0 ? options.seconds / random_rows : 0.0;
+  return plan;
+}
 
+std::uint64_t row_seed(std::uint64_t seed, const PlannedRow& row, std::int64_t blocksize) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a over the row's identity
+  const std::string identity = row.property->id + "|" + row.spec.label() + "|" + std::to_string(blocksize);
+  for (unsigned char c : identity) hash = (hash ^ c) * 0x100000001b3ull;
+  return mix(seed ^ mix(hash)) >> 1;  // below 2^63: printable and accepted by --seed
+}
+
+std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const CheckOptions& options,
+                                const CheckCallbacks& callbacks) {
+  const double row_budget = options.seconds > 0 && !plan.empty() ? options.seconds / plan.size() : 0.0;
   const auto baseline = fixtures::make_implementation("cpu");
   std::vector<CheckRow> rows;
-  for (const auto& [property, spec, device] : plan) {
-    const auto iut = fixtures::make_implementation(device);
+  for (std::size_t index = 0; index < plan.size(); ++index) {
+    if (callbacks.cancelled && callbacks.cancelled()) break;
+    const PlannedRow& planned = plan[index];
+    const auto iut = fixtures::make_implementation(planned.device);
     CheckRow row;
-    row.suite = property->suite;
-    row.property = property->id + " " + property->name;
-    row.format = spec.format      ? spec.format->name
-                 : spec.optimizer ? spec.optimizer->name
-                                  : std::string("f32<->") + dtype_name(spec.dtype);
-    row.dtype = dtype_name(spec.dtype);
-    row.device = device;
-    const std::vector<std::int64_t> block_sizes = selected_block_sizes(spec, options);
-    if (block_sizes.empty()) continue;  // this format has none of the requested block sizes
-    for (std::int64_t blocksize : block_sizes) {
-      const PropertyTarget target = properties::make_target(*property, spec, iut.get(), baseline.get(), blocksize);
+    row.suite = planned.property->suite;
+    row.property_id = planned.property->id;
+    row.property = planned.property->id + " " + planned.property->name;
+    row.format = row_format(planned.spec);
+    row.dtype = dtype_name(planned.spec.dtype);
+    row.device = planned.device;
+    const std::size_t count = planned.block_sizes.size();
+    for (std::size_t b = 0; b < count; ++b) {
+      const std::int64_t blocksize = planned.block_sizes[b];
+      PropertyTarget target = properties::make_target(*planned.property, planned.spec, iut.get(), baseline.get(), blocksize);
       RunOptions run;
-      run.seed = options.seed + rows.size() * 7919 + static_cast<std::uint64_t>(blocksize);
+      run.seed = row_seed(options.seed, planned, blocksize);
       run.max_cases = row_budget > 0 ? 1 << 30 : options.cases_per_block_size;
-      run.seconds = row_budget > 0 ? row_budget / block_sizes.size() : 0.0;
-      const auto result = properties::run_property(*property, target, run);
+      run.seconds = row_budget > 0 ? row_budget / count : 0.0;
+      run.cancelled = callbacks.cancelled;
+      if (callbacks.progress) {
+        callbacks.progress(index, static_cast<double>(b) / count, planned);
+        run.on_batch = [&, b](std::int64_t cases) {
+          const double within = row_budget > 0 ? 0.0 : static_cast<double>(cases) / run.max_cases;
+          callbacks.progress(index, (static_cast<double>(b) + within) / count, planned);
+        };
+      }
+      const auto result = properties::run_property(*planned.property, target, run);
       if (blocksize > 0) row.block_sizes.push_back(blocksize);
       row.cases += result.stats.cases;
+      row.informative_cases += result.stats.informative;
       row.elements += result.stats.elements;
       row.ill_conditioned += result.stats.ill_conditioned;
       row.violations += result.passed ? 0 : std::max<std::int64_t>(1, result.stats.violations);
@@ -91,7 +119,13 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
       row.incomplete = row.incomplete || result.stats.incomplete;
       if (!result.passed && row.passed) {
         row.passed = false;
-        row.counterexample = "blocksize " + std::to_string(blocksize) + ": " + result.counterexample;
+        row.counterexample = result.counterexample;
+        row.failing_block_size = blocksize;
+        row.replay_cases = result.replay_cases;
+      }
+      if (callbacks.cancelled && callbacks.cancelled()) {
+        row.incomplete = row.incomplete || b + 1 < count;
+        break;
       }
     }
     if (options.verbose) {
@@ -103,46 +137,73 @@ std::vector<CheckRow> run_check(const CheckOptions& options) {
   return rows;
 }
 
-nlohmann::json check_json(const std::vector<CheckRow>& rows) {
-  nlohmann::json results = nlohmann::json::array();
-  for (const auto& row : rows) {
-    nlohmann::json entry = {{"suite", row.suite},
-                            {"property", row.property},
-                            {"format", row.format},
-                            {"dtype", row.dtype},
-                            {"device", row.device},
-                            {"block_sizes", row.block_sizes},
-                            {"cases", row.cases},
-                            {"elements", row.elements},
-                            {"violations", row.violations},
-                            {"max_error_over_bound", row.max_error_over_bound},
-                            {"seconds", row.seconds}};
-    if (row.incomplete) entry["incomplete"] = true;
-    if (row.ill_conditioned > 0) entry["ill_conditioned"] = row.ill_conditioned;
-    if (!row.passed) entry["counterexample"] = row.counterexample;
-    results.push_back(entry);
-  }
-  return {{"results", results}};
+std::string replay_command(const CheckRow& row, std::uint64_t seed) {
+  std::string command = program_name() + " check --suite " + row.suite + " --property " + row.property_id;
+  if (row.suite != "conversions") command += " --format " + row.format;
+  command += " --dtype " + row.dtype + " --device " + row.device;
+  if (row.failing_block_size > 0) command += " --block-size " + std::to_string(row.failing_block_size);
+  command += " --seed " + std::to_string(seed);
+  if (row.replay_cases > 0) command += " --cases " + std::to_string(row.replay_cases);
+  return command;
 }
 
-void print_check_table(const std::vector<CheckRow>& rows) {
-  std::printf("%-26s %-22s %-5s %-7s %7s %12s %10s %10s\n", "property", "format", "dtype", "device", "cases",
-              "elements", "violations", "err/bound");
-  std::int64_t violations = 0;
+std::string format_ratio(double ratio) {
+  if (std::isnan(ratio)) return "nan";
+  if (std::isinf(ratio)) return "inf";
+  char text[32];
+  if (ratio > 0 && ratio < 1e-3) {
+    std::snprintf(text, sizeof text, "%.1e", ratio);
+  } else {
+    std::snprintf(text, sizeof text, "%.6f", std::floor(ratio * 1e6) / 1e6);  // truncated: 0.99999987 -> 0.999999
+  }
+  return text;
+}
+
+nlohmann::json check_row_json(const CheckRow& row, std::uint64_t seed) {
+  nlohmann::json entry = {{"suite", row.suite},
+                          {"property", row.property},
+                          {"format", row.format},
+                          {"dtype", row.dtype},
+                          {"device", row.device},
+                          {"block_sizes", row.block_sizes},
+                          {"cases", row.cases},
+                          {"informative_cases", row.informative_cases},
+                          {"elements", row.elements},
+                          {"violations", row.violations},
+                          {"seconds", row.seconds}};
+  // JSON has no infinity: a non-finite ratio (a kernel gave inf or NaN) is written as a string.
+  if (std::isfinite(row.max_error_over_bound)) {
+    entry["max_error_over_bound"] = row.max_error_over_bound;
+  } else {
+    entry["max_error_over_bound"] = format_ratio(row.max_error_over_bound);
+  }
+  if (row.incomplete) entry["incomplete"] = true;
+  if (row.ill_conditioned > 0) entry["ill_conditioned"] = row.ill_conditioned;
+  if (!row.passed) {
+    entry["counterexample"] = row.counterexample;
+    entry["replay"] = replay_command(row, seed);
+  }
+  return entry;
+}
+
+void print_check_table(const std::vector<CheckRow>& rows, std::uint64_t seed) {
+  std::printf("%-26s %-22s %-5s %-7s %7s %11s %12s %10s %12s\n", "property", "format", "dtype", "device", "cases",
+              "informative", "elements", "violations", "err/bound");
   for (const auto& row : rows) {
-    std::printf("%-26s %-22s %-5s %-7s %7lld %12lld %10lld %10.3g%s", row.property.c_str(), row.format.c_str(),
+    std::printf("%-26s %-22s %-5s %-7s %7lld %11lld %12lld %10lld %12s", row.property.c_str(), row.format.c_str(),
                 row.dtype.c_str(), row.device.c_str(), static_cast<long long>(row.cases),
-                static_cast<long long>(row.elements), static_cast<long long>(row.violations), row.max_error_over_bound,
-                row.incomplete ? "  (stopped at its deadline)" : "");
+                static_cast<long long>(row.informative_cases), static_cast<long long>(row.elements),
+                static_cast<long long>(row.violations), format_ratio(row.max_error_over_bound).c_str());
+    if (row.incomplete) std::printf("  (incomplete)");
     if (row.ill_conditioned > 0) std::printf("  (%lld ill-conditioned)", static_cast<long long>(row.ill_conditioned));
     std::printf("\n");
-    violations += row.violations;
   }
   for (const auto& row : rows) {
-    if (!row.passed) std::printf("\nFAILED %s %s/%s on %s\n%s\n", row.property.c_str(), row.format.c_str(),
-                                 row.dtype.c_str(), row.device.c_str(), row.counterexample.c_str());
+    if (row.passed) continue;
+    std::printf("\nFAILED %s %s/%s on %s%s\n", row.property.c_str(), row.format.c_str(), row.dtype.c_str(),
+                row.device.c_str(), row.failing_block_size > 0 ? (", block size " + std::to_string(row.failing_block_size)).c_str() : "");
+    std::printf("  %s\n  replay: %s\n", row.counterexample.c_str(), replay_command(row, seed).c_str());
   }
-  std::printf("\n%zu rows, %lld violations\n", rows.size(), static_cast<long long>(violations));
 }
 
 }  // namespace bitparity::reports

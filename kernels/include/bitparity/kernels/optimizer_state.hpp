@@ -19,6 +19,15 @@ struct StateOptions {
 enum class StatePath { fp32, eight_bit };
 const char* state_path_name(StatePath path);
 
+// The plan of a tensor's states without allocating them: the path it takes and the bytes of each
+// buffer (fp32: one per state; 8-bit: codes then absmax per state). Validates the block size.
+struct StatePlan {
+  StatePath path = StatePath::fp32;
+  std::vector<std::int64_t> buffer_bytes;
+  std::int64_t bytes() const;
+};
+StatePlan plan_state(OptimizerKind kind, std::int64_t numel, const StateOptions& options);
+
 class OptimizerState {
  public:
   // Zero-initialized states (codes of +0 with absmax 0, or fp32 zeros) for `numel` elements.

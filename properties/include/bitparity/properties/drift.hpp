@@ -3,10 +3,9 @@
 // carries in MPFR from the same start and the same gradients, never re-synchronised.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bitparity/fixtures/implementation.hpp"
 
@@ -37,12 +36,11 @@ struct DriftOptions {
   std::uint64_t seed = 1;
   bool eight_bit = false;        // 8-bit blockwise states against the exact 32-bit trajectory
   std::int64_t blocksize = 256;
+  std::function<bool(std::int64_t step)> on_step;  // after each step; false stops the run there
 };
 
 // Typical hyperparameters of each optimizer for a drift run (lr 1e-3 for the adaptive ones ...).
 Hyperparameters drift_hyperparameters(OptimizerKind kind);
 DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType dtype, const DriftOptions& options);
-nlohmann::json drift_json(const DriftReport& report);
-void print_drift(const DriftReport& report, std::int64_t every);
 
 }  // namespace bitparity::properties

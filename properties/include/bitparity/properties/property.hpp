@@ -22,7 +22,8 @@ struct PropertyTarget {
   std::int64_t blocksize = 0;
   // Exhaustive sweeps stop (passing, incomplete) at this time; random properties ignore it.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  bool past_deadline() const { return std::chrono::steady_clock::now() >= deadline; }
+  std::function<bool()> cancelled;  // true once the run was asked to stop (SIGINT/SIGTERM)
+  bool past_deadline() const { return std::chrono::steady_clock::now() >= deadline || (cancelled && cancelled()); }
 };
 
 // Figures a run reports. Only cases before the first failure count (shrinking re-runs cases).
@@ -34,7 +35,7 @@ struct PropertyStats {
   double max_error_over_bound = 0.0;     // largest observed error / derived bound (<= 1 when passing)
   std::int64_t ill_conditioned = 0;      // elements with no finite bound (reported, not judged)
   bool failed = false;
-  bool incomplete = false;  // an exhaustive sweep stopped at its deadline
+  bool incomplete = false;  // stopped early: an exhaustive sweep at its deadline, or an interrupted run
   std::string context;      // what the current case drew, printed with a violation
   bool blind = false;       // the current case cannot show an error (lr = 0): counted, not informative
 
@@ -71,16 +72,20 @@ const std::vector<std::string>& suite_names();
 std::vector<const PropertyDef*> properties_of_suite(const std::string& suite);  // throws on unknown
 
 struct RunOptions {
-  std::uint64_t seed = 1;
+  std::uint64_t seed = 1;  // the first batch's RapidCheck seed; batch k uses seed + k
   int max_cases = 20;     // random cases (per run)
   double seconds = 0.0;   // stop starting new batches after this long; 0 = no limit
   int max_size = 100;     // RapidCheck's size ceiling
+  std::function<bool()> cancelled;                    // checked before every batch: stop, incomplete
+  std::function<void(std::int64_t cases)> on_batch;  // progress after every batch of cases
 };
 
 struct RunResult {
   bool passed = true;
   PropertyStats stats;
-  std::string counterexample;  // the shrunk case and the violation, hexfloat throughout
+  std::string counterexample;  // the violation and the shrunk case's labelled fields, hexfloat throughout
+  // A run with the same seed and `replay_cases` as max_cases fails on the same case (same build).
+  std::int64_t replay_cases = 0;
   double seconds = 0.0;
 };
 

@@ -1,39 +1,68 @@
 #pragma once
-// `bitparity check`: runs the properties of a suite over the registry on each device and gathers
-// one row per (property, format, dtype, device).
+// `bitparity check`: plans one row per (property, registry entry, dtype, device), runs every block
+// size of the row, and renders the rows as a table and as JSON.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bitparity/properties/property.hpp"
+
 namespace bitparity::reports {
 
 struct CheckOptions {
-  std::vector<std::string> suites;   // quant, conversions
-  std::vector<std::string> devices;  // cpu, cuda:N
-  std::vector<std::string> formats;  // empty: every format of the registry
-  std::vector<std::string> dtypes;   // empty: f32, f16, bf16
-  std::vector<std::int64_t> block_sizes;  // empty: every block size of each format
-  double seconds = 0.0;              // total budget for random properties; 0 = fixed case counts
+  std::vector<std::string> suites;      // quant, optim32, optim8, conversions
+  std::vector<std::string> devices;     // cpu, cuda:N
+  std::vector<std::string> properties;  // property ids; empty: every property of the suites
+  std::vector<std::string> formats;     // formats or optimizers; empty: every registry entry
+  std::vector<std::string> dtypes;      // empty: f32, f16, bf16
+  std::vector<std::int64_t> block_sizes;  // empty: every block size of each entry
+  double seconds = 0.0;              // total budget; 0 = fixed case counts
   int cases_per_block_size = 3;
   std::uint64_t seed = 1;
   bool verbose = false;
 };
 
+struct PlannedRow {
+  const properties::PropertyDef* property = nullptr;
+  properties::TargetSpec spec;
+  std::string device;
+  std::vector<std::int64_t> block_sizes;  // {0} for rows without blocks
+};
+
 struct CheckRow {
-  std::string suite, property, format, dtype, device;
+  std::string suite, property, property_id, format, dtype, device;
   std::vector<std::int64_t> block_sizes;
-  std::int64_t cases = 0, elements = 0, violations = 0, ill_conditioned = 0;
+  std::int64_t cases = 0, informative_cases = 0, elements = 0, violations = 0, ill_conditioned = 0;
   double max_error_over_bound = 0.0;
   double seconds = 0.0;
   bool passed = true;
   bool incomplete = false;
   std::string counterexample;
+  std::int64_t failing_block_size = 0, replay_cases = 0;
 };
 
-std::vector<CheckRow> run_check(const CheckOptions& options);
-nlohmann::json check_json(const std::vector<CheckRow>& rows);
-void print_check_table(const std::vector<CheckRow>& rows);
+// The rows a selection runs, in order; empty when nothing matches.
+std::vector<PlannedRow> plan_check(const CheckOptions& options);
+// The RapidCheck seed of one block size of one row: a function of the run's seed and the row's own
+// identity, never of its position, so a filtered run replays any row of a full one.
+std::uint64_t row_seed(std::uint64_t seed, const PlannedRow& row, std::int64_t blocksize);
+
+struct CheckCallbacks {
+  std::function<bool()> cancelled;                                           // stop between batches
+  std::function<void(std::size_t row, double fraction, const PlannedRow&)> progress;
+};
+
+std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const CheckOptions& options,
+                                const CheckCallbacks& callbacks = {});
+
+// The command that replays a failed row: the same selection narrowed to it, the same seed and cases.
+std::string replay_command(const CheckRow& row, std::uint64_t seed);
+nlohmann::json check_row_json(const CheckRow& row, std::uint64_t seed);
+void print_check_table(const std::vector<CheckRow>& rows, std::uint64_t seed);
+// err/bound for people: truncated, never rounded up to 1 (0.99999987 prints as 0.999999).
+std::string format_ratio(double ratio);
 
 }  // namespace bitparity::reports

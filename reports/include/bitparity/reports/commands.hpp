@@ -1,4 +1,6 @@
 #pragma once
+// The subcommands of `bitparity`: each adds its options to the parser and runs after parsing.
+// Every check of the input happens before any work starts; run_* return an exit code.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -8,22 +10,22 @@
 namespace bitparity::reports {
 
 struct CheckCommand {
-  std::vector<std::string> suites;
-  std::vector<std::string> devices;
-  std::vector<std::string> formats;
-  std::vector<std::string> dtypes;
+  std::vector<std::string> suites, devices, properties, formats, dtypes;
   std::vector<std::int64_t> block_sizes;
   double seconds = 0.0;
   int cases = 3;
   std::uint64_t seed = 1;
   std::string json_path;
+  bool json_given = false;  // --json was given (an empty path is refused, not ignored)
   bool verbose = false;
+  bool require_gpu = false;
 };
 
 struct MutantsCommand {
   double seconds = 30.0;
   std::uint64_t seed = 1;
   std::string json_path;
+  bool json_given = false;  // --json was given (an empty path is refused, not ignored)
   std::vector<std::string> only;
 };
 
@@ -38,6 +40,9 @@ struct DriftCommand {
   std::int64_t blocksize = 256;
   std::uint64_t seed = 1;
   std::string json_path;
+  bool json_given = false;  // --json was given (an empty path is refused, not ignored)
+  bool require_gpu = false;
+  CLI::Option* blocksize_option = nullptr;  // to tell a given --block-size from the default
 };
 
 struct StatePlanCommand {
@@ -48,15 +53,22 @@ struct StatePlanCommand {
   bool fp32 = false;
 };
 
-void add_state_plan_command(CLI::App& app, StatePlanCommand& command);
-int run_state_plan_command(const StatePlanCommand& command);
 void add_check_command(CLI::App& app, CheckCommand& command);
-void add_drift_command(CLI::App& app, DriftCommand& command);
-int run_drift_command(const DriftCommand& command);
 void add_mutants_command(CLI::App& app, MutantsCommand& command);
+void add_drift_command(CLI::App& app, DriftCommand& command);
+void add_state_plan_command(CLI::App& app, StatePlanCommand& command);
 void add_list_command(CLI::App& app);
+
 int run_check_command(const CheckCommand& command);
 int run_mutants_command(const MutantsCommand& command);
+int run_drift_command(const DriftCommand& command);
+int run_state_plan_command(const StatePlanCommand& command);
 int run_list_command();
+
+// --require-gpu or BITPARITY_REQUIRE_GPU=1: then a missing or unusable GPU is a failure (exit 4).
+bool gpu_required(bool flag);
+void require_usable_gpu();  // throws GpuMissingError naming the reason
+// The notice printed when --device all finds no GPU and none is required.
+std::string no_gpu_notice();
 
 }  // namespace bitparity::reports

@@ -1,0 +1,25 @@
+# Every test has a TIMEOUT and a label: cpu, gpu, slow (long campaigns, not in the default run)
+# or fuzz (time-budgeted searches). A ctest checks this convention (ctest_conventions).
+set(BITPARITY_DEFAULT_TIMEOUT 300 CACHE STRING "TIMEOUT in seconds of a test that names none")
+
+# bitparity_gtest(target LABEL label [TIMEOUT seconds]): discovers the gtest cases of `target`.
+function(bitparity_gtest target)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT ${BITPARITY_DEFAULT_TIMEOUT})
+  endif()
+  gtest_discover_tests(${target} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# bitparity_test(name LABEL label [TIMEOUT seconds] COMMAND ...): a plain command as a test.
+function(bitparity_test name)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT;WORKING_DIRECTORY" "COMMAND" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT ${BITPARITY_DEFAULT_TIMEOUT})
+  endif()
+  if(NOT ARG_WORKING_DIRECTORY)
+    set(ARG_WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
+  add_test(NAME ${name} COMMAND ${ARG_COMMAND} WORKING_DIRECTORY ${ARG_WORKING_DIRECTORY})
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+endfunction()

@@ -1,0 +1,12 @@
+#pragma once
+// SIGINT and SIGTERM stop a run cleanly: the handler only sets a flag; the runners check it
+// between cases and rows, write what is complete (marked incomplete) and exit 130 or 143.
+namespace bitparity::reports {
+
+void install_interrupt_handlers();
+bool interrupted();
+int interrupt_signal();          // SIGINT or SIGTERM; 0 when none arrived
+int interrupted_exit_code();     // 128 + the signal
+const char* interrupt_name();    // "SIGINT", "SIGTERM" or ""
+
+}  // namespace bitparity::reports

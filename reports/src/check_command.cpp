@@ -1,0 +1,258 @@
+// `bitparity check`: every input is checked before any row runs; rows report progress, stop
+// cleanly on SIGINT/SIGTERM, and the JSON is written atomically with what is complete.
+#include <algorithm>
+#include <cstdio>
+
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/property.hpp"
+#include "bitparity/reports/check_run.hpp"
+#include "bitparity/reports/cli_checks.hpp"
+#include "bitparity/reports/commands.hpp"
+#include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/interrupt.hpp"
+#include "bitparity/reports/progress.hpp"
+#include "bitparity/reports/result_file.hpp"
+#include "bitparity/reports/version.hpp"
+
+namespace bitparity::reports {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+std::vector<std::string> format_names() {
+  std::vector<std::string> names;
+  for (const auto& format : properties::quant_registry()) names.push_back(format.name);
+  return names;
+}
+
+std::vector<std::string> optimizer_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : properties::optimizer_registry()) names.push_back(entry.name);
+  return names;
+}
+
+std::vector<std::string> suites_of_entry(const std::string& entry) {
+  std::vector<std::string> suites;
+  for (const auto& suite : properties::suite_names()) {
+    for (const auto& spec : properties::suite_targets(suite)) {
+      if (spec.entry() == entry) {
+        suites.push_back(suite);
+        break;
+      }
+    }
+  }
+  return suites;
+}
+
+std::vector<std::string> expand_devices(const std::vector<std::string>& requested, bool& asked_all) {
+  if (requested.empty()) return {"cpu"};
+  std::vector<std::string> devices;
+  for (const auto& device : requested) {
+    if (device == "all") {
+      asked_all = true;
+      for (const auto& found : fixtures::device_implementation_names()) devices.push_back(found);
+      continue;
+    }
+    if (device.starts_with("mutant:")) {
+      throw UsageError("--device " + device + " is a mutant; mutants run with `bitparity mutants --only " +
+                       device.substr(7) + "`");
+    }
+    parse_device(device);                   // refuses what is not a device name
+    fixtures::make_implementation(device);  // refuses absent devices with the reason
+    devices.push_back(device);
+  }
+  refuse_repeats("--device", devices);
+  return devices;
+}
+
+// Why a selection has no rows, in terms of the options the user gave.
+std::string why_empty(const CheckOptions& options) {
+  for (const auto& name : options.formats) {
+    const auto suites = suites_of_entry(name);
+    bool reachable = false;
+    for (const auto& suite : options.suites) reachable = reachable || std::find(suites.begin(), suites.end(), suite) != suites.end();
+    if (!reachable) return "'" + name + "' is not in --suite " + joined(options.suites) + "; it is in " + joined(suites);
+  }
+  for (const auto& id : options.properties) {
+    for (const auto& property : properties::property_catalogue()) {
+      if (property.id != id) continue;
+      if (std::find(options.suites.begin(), options.suites.end(), property.suite) == options.suites.end()) {
+        return "property " + id + " belongs to suite " + property.suite + ", not to " + joined(options.suites);
+      }
+      if (property.needs_baseline && options.devices == std::vector<std::string>{"cpu"}) {
+        return "property " + id + " compares a GPU with the cpu; it has no rows with --device cpu";
+      }
+    }
+  }
+  return "no property, entry, dtype and block size of the suites matches all the filters together";
+}
+
+void check_block_sizes(const CheckOptions& options, const std::vector<PlannedRow>& plan) {
+  for (std::int64_t size : options.block_sizes) {
+    const bool used = std::any_of(plan.begin(), plan.end(), [&](const PlannedRow& row) {
+      return std::find(row.block_sizes.begin(), row.block_sizes.end(), size) != row.block_sizes.end();
+    });
+    if (!used) {
+      throw UsageError("block size " + std::to_string(size) +
+                       " is not supported by the selected formats; use a power of two from 64 to 4096 (or 32 for "
+                       "nf4 and fp4; `bitparity list` shows each format's sizes)");
+    }
+  }
+}
+
+CheckOptions checked_options(const CheckCommand& command, bool& asked_all) {
+  CheckOptions options;
+  refuse_repeats("--suite", command.suites);
+  refuse_repeats("--property", command.properties);
+  refuse_repeats("--format", command.formats);
+  refuse_repeats("--dtype", command.dtypes);
+  std::vector<std::string> sizes;
+  for (auto size : command.block_sizes) sizes.push_back(std::to_string(size));
+  refuse_repeats("--block-size", sizes);
+  options.suites = command.suites.empty() ? properties::suite_names() : command.suites;
+  for (const auto& suite : options.suites) properties::properties_of_suite(suite);  // refuses unknown suites
+  for (const auto& id : command.properties) {
+    std::vector<std::string> ids;
+    for (const auto& property : properties::property_catalogue()) ids.push_back(property.id);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+      throw UsageError("unknown property '" + id + "'; expected one of " + joined(ids));
+    }
+  }
+  options.properties = command.properties;
+  const auto formats = format_names(), optimizers = optimizer_names();
+  for (const auto& name : command.formats) {
+    if (std::find(formats.begin(), formats.end(), name) == formats.end() &&
+        std::find(optimizers.begin(), optimizers.end(), name) == optimizers.end()) {
+      throw UsageError("unknown format '" + name + "'; formats: " + joined(formats) + "; optimizers: " + joined(optimizers));
+    }
+  }
+  options.formats = command.formats;
+  for (const auto& name : command.dtypes) {
+    if (name != "f32" && name != "f16" && name != "bf16") {
+      throw UsageError((name == "u8" || name == "packed4" ? "dtype '" + name + "' is not an input dtype"
+                                                         : "unknown dtype '" + name + "'") +
+                       "; use f32, f16 or bf16");
+    }
+  }
+  options.dtypes = command.dtypes;
+  options.block_sizes = command.block_sizes;
+  options.devices = expand_devices(command.devices, asked_all);
+  options.seconds = command.seconds;
+  options.cases_per_block_size = command.cases;
+  options.seed = command.seed;
+  options.verbose = command.verbose;
+  return options;
+}
+
+nlohmann::json check_document(const std::vector<CheckRow>& rows, const CheckOptions& options, std::size_t planned,
+                              std::size_t skipped) {
+  nlohmann::json results = nlohmann::json::array();
+  std::int64_t violations = 0, failed = 0, incomplete = 0;
+  for (const auto& row : rows) {
+    results.push_back(check_row_json(row, options.seed));
+    violations += row.violations;
+    failed += row.passed ? 0 : 1;
+    incomplete += row.incomplete ? 1 : 0;
+  }
+  nlohmann::json document = {{"schema", "bitparity.check/2"},
+                             {"bitparity", version_string()},
+                             {"seed", options.seed},
+                             {"complete", !interrupted() && rows.size() == planned && incomplete == 0},
+                             {"summary",
+                              {{"rows_planned", planned},
+                               {"rows_run", rows.size()},
+                               {"failed_rows", failed},
+                               {"violations", violations},
+                               {"incomplete_rows", incomplete},
+                               {"skipped_gpu_rows", skipped}}},
+                             {"results", results}};
+  if (interrupted()) document["interrupted"] = interrupt_name();
+  return document;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, CheckCommand& command) {
+  auto* check = app.add_subcommand("check", "run the properties over the registry and print one row per property x entry x dtype x device");
+  check->add_option("--suite", command.suites, "quant, optim32, optim8 or conversions (repeatable; default all)");
+  check->add_option("--property", command.properties, "only these property ids, e.g. P1 or P5q (repeatable)");
+  check->add_option("--device", command.devices, "cpu, cuda:N or all (repeatable; default cpu)");
+  check->add_option("--format", command.formats,
+                    "only these formats (quant) or optimizers (optim32, optim8) (repeatable; `bitparity list` names them)");
+  check->add_option("--dtype", command.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
+  check->add_option("--block-size", command.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
+  check->add_option("--seconds", command.seconds, "total time budget shared by the rows (default: fixed case counts)")
+      ->check(seconds_in(1e7));
+  check->add_option("--cases", command.cases, "random cases per block size when no --seconds is given (default 3)")
+      ->check(integer_in(1, 100000000));
+  check->add_option("--seed", command.seed, "run seed; each row's seed derives from it and the row (default 1)")
+      ->check(seed_value());
+  check->add_option("--json", command.json_path, "write the results as JSON to this file (checked before the run)")
+      ->each([&command](const std::string&) { command.json_given = true; });
+  check->add_flag("--verbose", command.verbose, "print each row as it finishes");
+  check->add_flag("--require-gpu", command.require_gpu, "fail (exit 4) when no CUDA device is usable; also BITPARITY_REQUIRE_GPU=1");
+}
+
+int run_check_command(const CheckCommand& command) {
+  bool asked_all = false;
+  const CheckOptions options = checked_options(command, asked_all);
+  const bool require = gpu_required(command.require_gpu);
+  if (require) require_usable_gpu();
+  if (command.json_given) check_result_path("--json", command.json_path);
+  const std::vector<PlannedRow> plan = plan_check(options);
+  if (plan.empty()) throw UsageError("the selection runs no rows: " + why_empty(options));
+  check_block_sizes(options, plan);
+  std::size_t skipped = 0;
+  const bool has_gpu = std::any_of(options.devices.begin(), options.devices.end(), [](const std::string& d) { return d != "cpu"; });
+  if (asked_all && !has_gpu) {
+    CheckOptions on_gpu = options;
+    on_gpu.devices = {"cuda:0"};
+    skipped = plan_check(on_gpu).size();
+    std::fprintf(stderr, "%s\n", no_gpu_notice().c_str());
+  }
+  std::printf("bitparity check: %zu rows on %s, seed %llu%s\n", plan.size(), [&] {
+    std::string devices;
+    for (const auto& d : options.devices) devices += (devices.empty() ? "" : ", ") + d;
+    return devices;
+  }().c_str(), static_cast<unsigned long long>(options.seed), options.seconds > 0 ? (", budget " + format_duration(options.seconds)).c_str() : "");
+  std::fflush(stdout);
+
+  Progress progress("check: rows", static_cast<std::int64_t>(plan.size()));
+  CheckCallbacks callbacks;
+  callbacks.cancelled = [] { return interrupted(); };
+  callbacks.progress = [&](std::size_t row, double fraction, const PlannedRow& planned) {
+    progress.update(static_cast<std::int64_t>(row), fraction,
+                    planned.property->id + " " + planned.spec.label() + " on " + planned.device);
+  };
+  const std::vector<CheckRow> rows = run_check(plan, options, callbacks);
+  progress.finish();
+  print_check_table(rows, options.seed);
+
+  std::int64_t violations = 0, failed = 0, incomplete = 0;
+  for (const auto& row : rows) {
+    violations += row.violations;
+    failed += row.passed ? 0 : 1;
+    incomplete += row.incomplete ? 1 : 0;
+  }
+  std::printf("\nsummary: %zu of %zu rows run, %lld failed, %lld violations, %lld incomplete, %zu skipped (no GPU)\n",
+              rows.size(), plan.size(), static_cast<long long>(failed), static_cast<long long>(violations),
+              static_cast<long long>(incomplete), skipped);
+  if (interrupted()) std::printf("interrupted by %s: the rows above are what completed\n", interrupt_name());
+  if (command.json_given) {
+    write_result_file(command.json_path, check_document(rows, options, plan.size(), skipped).dump(2) + "\n");
+    std::printf("results: %s\n", command.json_path.c_str());
+  } else {
+    std::printf("results: printed only (add --json FILE to keep them)\n");
+  }
+  if (interrupted()) return interrupted_exit_code();
+  return failed == 0 ? exit_passed : exit_failed;
+}
+
+}  // namespace bitparity::reports

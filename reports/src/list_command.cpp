@@ -1,0 +1,54 @@
+// `bitparity list`: what the registry, the catalogues and this machine offer.
+#include <cstdio>
+
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/fixtures/mutants.hpp"
+#include "bitparity/kernels/launch.hpp"
+#include "bitparity/kernels/optimizer8.hpp"
+#include "bitparity/properties/property.hpp"
+#include "bitparity/reports/commands.hpp"
+#include "bitparity/reports/exit_codes.hpp"
+
+namespace bitparity::reports {
+
+void add_list_command(CLI::App& app) {
+  app.add_subcommand("list", "list suites, formats, optimizers, properties, mutants and devices");
+}
+
+int run_list_command() {
+  std::printf("suites:");
+  for (const auto& suite : properties::suite_names()) std::printf(" %s", suite.c_str());
+  std::printf("\nformats (suite quant):\n");
+  for (const auto& format : properties::quant_registry()) {
+    std::printf("  %-18s %d-bit  block sizes:", format.name.c_str(), format.bits);
+    for (auto size : format.block_sizes) std::printf(" %lld", static_cast<long long>(size));
+    std::printf("\n");
+  }
+  std::printf("optimizers (suites optim32; optim8 for those with 8-bit states):\n");
+  for (const auto& info : optimizers()) {
+    std::printf("  %-10s %d states%s  %s\n", std::string(info.name).c_str(), info.states,
+                has_8bit_variant(info.kind) ? ", 8-bit" : "       ", std::string(info.description).c_str());
+  }
+  std::printf("properties:\n");
+  for (const auto& property : properties::property_catalogue()) {
+    std::printf("  %-4s %-20s [%s] %s\n", property.id.c_str(), property.name.c_str(), property.suite.c_str(),
+                property.claim.c_str());
+  }
+  std::printf("optimizer-state memory per parameter element (8-bit: codes + fp32 absmax per block of 256):\n");
+  for (const auto& info : optimizers()) {
+    if (!has_8bit_variant(info.kind)) continue;
+    std::printf("  %-10s 32-bit %5.2f B   8-bit %5.3f B   (%.1f%%)\n", std::string(info.name).c_str(),
+                state_bytes_per_element_32bit(info.kind), state_bytes_per_element_8bit(info.kind, 256),
+                100.0 * state_bytes_per_element_8bit(info.kind, 256) / state_bytes_per_element_32bit(info.kind));
+  }
+  std::printf("mutants (bitparity mutants --only NAME):\n");
+  for (const auto& mutant : fixtures::mutant_catalogue()) {
+    std::printf("  %-32s %s\n", mutant.name.c_str(), mutant.description.c_str());
+  }
+  std::printf("devices:\n");
+  for (const auto& device : fixtures::device_implementation_names()) std::printf("  %s\n", device.c_str());
+  std::printf("CUDA launchers %s\n", cuda_built() ? "built" : "not built (nvcc was not found)");
+  return exit_passed;
+}
+
+}  // namespace bitparity::reports

@@ -1,0 +1,57 @@
+#include "bitparity/reports/progress.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace bitparity::reports {
+
+namespace {
+constexpr double kQuietSeconds = 3.0, kTerminalEvery = 0.5, kLogEvery = 10.0;
+}
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const long long s = std::llround(seconds);
+  char text[32];
+  if (s >= 3600) std::snprintf(text, sizeof text, "%lldh%02lldm", s / 3600, s / 60 % 60);
+  else if (s >= 60) std::snprintf(text, sizeof text, "%lldm%02llds", s / 60, s % 60);
+  else std::snprintf(text, sizeof text, "%llds", s);
+  return text;
+}
+
+Progress::Progress(std::string what, std::int64_t total)
+    : what_(std::move(what)), total_(total), start_(std::chrono::steady_clock::now()), last_print_(start_),
+      terminal_(::isatty(STDERR_FILENO) == 1) {}
+
+Progress::~Progress() { finish(); }
+
+void Progress::update(std::int64_t done, double fraction, const std::string& current) {
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double since = std::chrono::duration<double>(now - last_print_).count();
+  if (elapsed < kQuietSeconds || since < (terminal_ ? kTerminalEvery : kLogEvery)) return;
+  last_print_ = now;
+  const double progress = total_ > 0 ? (static_cast<double>(done) + std::min(1.0, std::max(0.0, fraction))) / total_ : 0.0;
+  const double eta = progress > 0 ? elapsed * (1.0 - progress) / progress : NAN;
+  char line[512];
+  std::snprintf(line, sizeof line, "%s %lld/%lld (%.0f%%), %s elapsed, ETA %s: %s", what_.c_str(),
+                static_cast<long long>(done), static_cast<long long>(total_), 100.0 * progress,
+                format_duration(elapsed).c_str(), format_duration(eta).c_str(), current.c_str());
+  if (terminal_) {
+    std::fprintf(stderr, "\r\033[K%.*s", 160, line);
+  } else {
+    std::fprintf(stderr, "%s\n", line);
+  }
+  std::fflush(stderr);
+  printed_ = true;
+}
+
+void Progress::finish() {
+  if (terminal_ && printed_) std::fprintf(stderr, "\r\033[K");
+  printed_ = false;
+}
+
+}  // namespace bitparity::reports

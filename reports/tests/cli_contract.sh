@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Behaviour of the command line that one invocation cannot show: atomic results, clean interrupts,
+# a required GPU, position-free row seeds. Usage: cli_contract.sh BITPARITY CASE (run by ctest).
+set -u
+bin="$1"
+case_name="$2"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+has_gpu() { "$bin" list | grep -q '^  cuda:'; }
+
+case "$case_name" in
+  full-disk-keeps-previous-file)
+    "$bin" check --suite quant --format nf4 --dtype bf16 --cases 1 --json out.json >/dev/null || fail "first run"
+    cp out.json before.json
+    # A file-size limit makes every write past 1 KiB fail (EFBIG), as a full disk does.
+    # Its output goes through a pipe, which the limit does not cover.
+    (ulimit -f 1; trap '' XFSZ; exec "$bin" check --suite quant --format nf4 --dtype bf16 --cases 1 --json out.json) 2>&1 | cat >log.txt
+    code=${PIPESTATUS[0]}
+    cat log.txt
+    [ "$code" -eq 3 ] || fail "exit $code, expected 3"
+    grep -q "^error: cannot write 'out.json'" log.txt || fail "no one-line write error"
+    cmp -s out.json before.json || fail "the previous results file was changed"
+    [ -z "$(ls -A | grep '\.tmp\.')" ] || fail "a temporary file was left behind"
+    ;;
+  sigterm-writes-complete-rows)
+    "$bin" check --seconds 120 --json out.json >log.txt 2>&1 &
+    pid=$!
+    sleep 5
+    kill -TERM "$pid"
+    wait "$pid"
+    code=$?
+    tail -4 log.txt
+    [ "$code" -eq 143 ] || fail "exit $code, expected 143"
+    grep -q '"complete": false' out.json || fail "results not marked incomplete"
+    grep -q '"interrupted": "SIGTERM"' out.json || fail "results do not name the signal"
+    grep -q "interrupted by SIGTERM" log.txt || fail "no interruption line"
+    ;;
+  require-gpu-fails-without-one)
+    if has_gpu; then echo "a GPU is present: nothing to show"; exit 0; fi
+    "$bin" check --suite conversions --require-gpu >log.txt 2>&1
+    code=$?
+    cat log.txt
+    [ "$code" -eq 4 ] || fail "--require-gpu: exit $code, expected 4"
+    BITPARITY_REQUIRE_GPU=1 "$bin" drift --steps 1 >log.txt 2>&1
+    code=$?
+    cat log.txt
+    [ "$code" -eq 4 ] || fail "BITPARITY_REQUIRE_GPU=1: exit $code, expected 4"
+    ;;
+  no-gpu-is-announced)
+    if has_gpu; then echo "a GPU is present: nothing to show"; exit 0; fi
+    "$bin" check --device all --suite optim32 --format sgd --dtype f32 --cases 1 >out.txt 2>err.txt || fail "check failed"
+    cat err.txt out.txt
+    grep -q "^notice: no GPU" err.txt || fail "no notice on stderr"
+    grep -Eq "[1-9][0-9]* skipped \(no GPU\)" out.txt || fail "no skipped count in the summary"
+    ;;
+  row-seed-independent-of-selection)
+    "$bin" check --suite optim32 --dtype f32 --cases 4 >all.txt || fail "full run"
+    "$bin" check --suite optim32 --format lars --dtype f32 --cases 4 >one.txt || fail "filtered run"
+    grep '^P[0-9a-z]* [a-z-]* *lars ' all.txt >a.txt
+    grep '^P[0-9a-z]* [a-z-]* *lars ' one.txt >b.txt
+    cat b.txt
+    [ -s b.txt ] && cmp -s a.txt b.txt || fail "the lars rows differ between the full and the filtered run"
+    ;;
+  state-plan-allocates-nothing)
+    # 10^12 elements of 8-bit states would need 2 TB: planned, not allocated.
+    "$bin" state-plan --optimizer adam --size 1000000000000 >out.txt || fail "state-plan refused"
+    cat out.txt
+    grep -q "8-bit" out.txt || fail "no path printed"
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "ok: $case_name"
