@@ -23,3 +23,6 @@ function(bitparity_test name)
   add_test(NAME ${name} COMMAND ${ARG_COMMAND} WORKING_DIRECTORY ${ARG_WORKING_DIRECTORY})
   set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
 endfunction()
+
+# ctest names the JUnit test suite (ctest --output-junit) after the BuildName of this file.
+file(WRITE ${PROJECT_BINARY_DIR}/DartConfiguration.tcl "BuildName: bitparity\nSite: bitparity-ci\n")
