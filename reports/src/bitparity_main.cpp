@@ -58,7 +58,11 @@ int main(int argc, char** argv) {
     }
     const std::string first = argv[1];
     if (first == "help") {
-      if (argc > 2 && std::find(std::begin(kCommands), std::end(kCommands), std::string(argv[2])) != std::end(kCommands)) {
+      if (argc > 2 && std::find(std::begin(kCommands), std::end(kCommands), std::string(argv[2])) == std::end(kCommands)) {
+        return refuse(std::string("unknown command '") + argv[2] + "'; the commands are check, mutants, drift, state-plan and list",
+                      exit_bad_input);
+      }
+      if (argc > 2) {
         std::printf("%s", app.get_subcommand(argv[2])->help().c_str());
       } else {
         std::printf("%s", app.help().c_str());

@@ -3,6 +3,7 @@
 
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/kernels/optimizer_state.hpp"
+#include "bitparity/kernels/quantize.hpp"
 #include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/exit_codes.hpp"
@@ -24,6 +25,8 @@ void add_state_plan_command(CLI::App& app, StatePlanCommand& command) {
 int run_state_plan_command(const StatePlanCommand& command) {
   const OptimizerKind kind = parse_optimizer(command.optimizer);
   const StateOptions options{!command.fp32, command.blocksize, command.min_8bit_size};
+  // Refused even when every tensor here is small enough for fp32 states: the option is still wrong.
+  if (!command.fp32) validate_block_size(QuantFormat::dynamic8_signed, command.blocksize);
   std::vector<StatePlan> plans;
   for (std::int64_t size : command.sizes) plans.push_back(plan_state(kind, size, options));  // validates first
   std::int64_t total = 0, total_32 = 0, elements = 0;
