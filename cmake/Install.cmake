@@ -4,7 +4,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(bitparity_exported bitparity_numerics bitparity_mpfr bitparity_kernels bitparity_reference bitparity_fixtures
+set(bitparity_exported bitparity_numerics bitparity_mpfr bitparity_kernel_types bitparity_kernels bitparity_reference bitparity_fixtures
     bitparity_properties bitparity_reports)
 foreach(target ${bitparity_exported})
   string(REPLACE "bitparity_" "" short ${target})

@@ -19,11 +19,13 @@ QuantFormat state8_format(OptimizerKind kind, int state) {
   if (!has_8bit_variant(kind)) {
     throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) + " has no 8-bit variant");
   }
-  // Second moments and sums of squares are non-negative: the unsigned map; everything else signed.
-  const bool unsigned_state = (kind == OptimizerKind::adam && state == 1) || (kind == OptimizerKind::adamw && state == 1) ||
-                              (kind == OptimizerKind::rmsprop && state == 0) || kind == OptimizerKind::adagrad ||
-                              (kind == OptimizerKind::ademamix && state == 2);
-  return unsigned_state ? QuantFormat::dynamic8_unsigned : QuantFormat::dynamic8_signed;
+  // Non-negative states (second moments, their maxima) take the unsigned map; everything else signed.
+  const auto& specs = optimizer_info(kind).state_specs;
+  if (state < 0 || state >= static_cast<int>(specs.size())) {
+    throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) + " has no state " + std::to_string(state));
+  }
+  return nonnegative_role(specs[static_cast<std::size_t>(state)].role) ? QuantFormat::dynamic8_unsigned
+                                                                      : QuantFormat::dynamic8_signed;
 }
 
 double state_bytes_per_element_8bit(OptimizerKind kind, std::int64_t blocksize) {

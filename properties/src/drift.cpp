@@ -32,40 +32,8 @@ int histogram_bin(double ulps) {
 
 }  // namespace
 
-Hyperparameters drift_hyperparameters(OptimizerKind kind) {
-  Hyperparameters h;
-  switch (kind) {
-    case OptimizerKind::adamw: h.weight_decay = 0.01f; break;
-    case OptimizerKind::sgd:
-      h.lr = 0.01f;
-      h.momentum = 0.9f;
-      h.nesterov = true;
-      break;
-    case OptimizerKind::rmsprop:
-      h.lr = 1e-3f;
-      h.centered = true;
-      h.momentum = 0.5f;
-      break;
-    case OptimizerKind::adagrad: h.lr = 0.01f; break;
-    case OptimizerKind::lion:
-      h.lr = 1e-4f;
-      h.beta2 = 0.99f;
-      h.weight_decay = 0.1f;
-      break;
-    case OptimizerKind::lamb: h.weight_decay = 0.01f; break;
-    case OptimizerKind::lars:
-      h.lr = 0.1f;
-      h.momentum = 0.9f;
-      h.weight_decay = 1e-4f;
-      break;
-    case OptimizerKind::ademamix:
-      h.alpha_warmup = 100;
-      h.beta3_warmup = 100;
-      break;
-    default: break;
-  }
-  return h;
-}
+// Every hyperparameter at its descriptor's typical value.
+Hyperparameters drift_hyperparameters(OptimizerKind kind) { return typical_hyperparameters(kind); }
 
 DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType dtype, const DriftOptions& options) {
   DriftReport report;

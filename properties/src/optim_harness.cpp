@@ -15,34 +15,30 @@ namespace bitparity::properties {
 
 namespace {
 
+// Every hyperparameter the optimizer reads, with the ones every optimizer reads.
 std::string describe_hyper(OptimizerKind kind, const Hyperparameters& h) {
   std::ostringstream os;
-  os << optimizer_info(kind).name << "{step=" << h.step << " lr=" << show_float(h.lr) << " beta1=" << show_float(h.beta1)
-     << " beta2=" << show_float(h.beta2) << " eps=" << show_float(h.eps) << " wd=" << show_float(h.weight_decay)
-     << " grad_scale=" << h.grad_scale << (h.maximize ? " maximize" : "");
+  os << optimizer_info(kind).name << "{step=" << h.step;
+  for (const auto& spec : optimizer_info(kind).hyperparameters) {
+    os << " " << spec.name << "=";
+    if (spec.range == ValueRange::flag || spec.range == ValueRange::count) {
+      os << static_cast<std::int64_t>(spec.get(h));
+    } else {
+      os << show_float(static_cast<float>(spec.get(h)));
+    }
+  }
+  os << " grad_scale=" << h.grad_scale << (h.maximize ? " maximize" : "");
   if (h.max_unorm > 0.0f) os << " max_unorm=" << h.max_unorm;
-  if (kind == OptimizerKind::sgd || kind == OptimizerKind::rmsprop) {
-    os << " momentum=" << h.momentum << " dampening=" << h.dampening << (h.nesterov ? " nesterov" : "")
-       << (h.centered ? " centered" : "") << " alpha=" << h.smoothing;
-  }
-  if (kind == OptimizerKind::adagrad) os << " lr_decay=" << h.lr_decay;
-  if (kind == OptimizerKind::lamb || kind == OptimizerKind::lars) {
-    os << " max_trust=" << h.max_trust_ratio << " eta=" << h.trust_coefficient << " momentum=" << h.momentum
-       << (h.nesterov ? " nesterov" : "") << (h.exclude_from_adaptation ? " no-adaptation" : "")
-       << (h.exclude_from_weight_decay ? " no-decay" : "");
-  }
-  if (kind == OptimizerKind::ademamix) {
-    os << " beta3=" << show_float(h.beta3) << " alpha=" << h.ademamix_alpha << " alpha_warmup=" << h.alpha_warmup
-       << " beta3_warmup=" << h.beta3_warmup;
-  }
   os << "}";
   return os.str();
 }
 
-// A learning rate from `choices`, or 0 in one case of 16: a step with lr = 0 still moves the states,
-// but it cannot show an error in the parameter update, so it stays a minority.
-float draw_lr(std::initializer_list<float> choices) {
-  return *rc::gen::weightedOneOf<float>({{1, rc::gen::just(0.0f)}, {15, rc::gen::elementOf(std::vector<float>(choices))}});
+// One of the descriptor's samples; a hyperparameter that hides errors at 0 (lr) is 0 in one case of
+// 16 only: such a step still moves the states, but cannot show an error in the parameter update.
+double draw_sample(const HyperparameterSpec& spec) {
+  const std::vector<double> samples(spec.samples.begin(), spec.samples.begin() + spec.sample_count);
+  if (!spec.blind_at_zero) return *rc::gen::elementOf(samples);
+  return *rc::gen::weightedOneOf<double>({{1, rc::gen::just(0.0)}, {15, rc::gen::elementOf(samples)}});
 }
 
 float largest_of(DType dtype) {
@@ -60,59 +56,14 @@ float value_of_bits(std::uint32_t bits, DType dtype) {
 }
 
 Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats) {
+  const OptimizerInfo& info = optimizer_info(kind);
   Hyperparameters h;
   h.step = *rc::gen::element<std::int64_t>(1, 1, 2, 3, 10, 1000, 1000000, std::int64_t{1} << 40);
-  h.lr = draw_lr({1e-3f, 1e-3f, 1e-5f, 0.1f, 1.0f});
-  h.beta1 = *rc::gen::element(0.9f, 0.9f, 0.0f, 0.5f, 0.99f, 0.999999f);
-  h.beta2 = *rc::gen::element(0.999f, 0.999f, 0.0f, 0.9f, 0.9999f, 0.99999994f);
-  h.eps = *rc::gen::element(1e-8f, 1e-8f, 1e-6f, 1e-12f, 1e-3f);
-  h.weight_decay = *rc::gen::element(0.0f, 0.0f, 0.01f, 0.1f);
+  for (const auto& spec : info.hyperparameters) spec.set(h, draw_sample(spec));
   h.grad_scale = *rc::gen::element(1.0f, 1.0f, 65536.0f, 0.125f);
   h.maximize = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
-  if (!norm_based(kind)) h.max_unorm = *rc::gen::element(0.0f, 0.0f, 0.0f, 1.0f, 0.01f, 1e-4f);
-  switch (kind) {
-    case OptimizerKind::sgd:
-      h.momentum = *rc::gen::element(0.0f, 0.9f, 0.9f, 0.5f);
-      h.dampening = *rc::gen::element(0.0f, 0.0f, 0.1f, 0.5f);
-      h.nesterov = h.momentum > 0.0f && h.dampening == 0.0f && *rc::gen::arbitrary<bool>();
-      h.lr = draw_lr({0.01f, 0.1f, 1.0f});
-      break;
-    case OptimizerKind::rmsprop:
-      h.smoothing = *rc::gen::element(0.99f, 0.99f, 0.9f, 0.0f);
-      h.centered = *rc::gen::arbitrary<bool>();
-      h.momentum = *rc::gen::element(0.0f, 0.9f);
-      break;
-    case OptimizerKind::adagrad:
-      h.lr_decay = *rc::gen::element(0.0f, 0.01f);
-      h.lr = draw_lr({0.01f, 0.1f});
-      h.eps = *rc::gen::element(1e-10f, 1e-8f);
-      break;
-    case OptimizerKind::lion:
-      h.beta2 = *rc::gen::element(0.99f, 0.98f, 0.0f);
-      h.lr = draw_lr({1e-4f, 3e-4f});
-      break;
-    case OptimizerKind::lamb:
-      h.max_trust_ratio = *rc::gen::element(10.0f, 0.0f, 1.0f);
-      h.exclude_from_adaptation = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
-      h.exclude_from_weight_decay = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
-      break;
-    case OptimizerKind::lars:
-      h.momentum = *rc::gen::element(0.9f, 0.0f);
-      h.dampening = *rc::gen::element(0.0f, 0.1f);
-      h.nesterov = h.momentum > 0.0f && h.dampening == 0.0f && *rc::gen::arbitrary<bool>();
-      h.trust_coefficient = *rc::gen::element(0.001f, 0.02f);
-      h.lr = draw_lr({0.1f, 1.0f});
-      h.exclude_from_adaptation = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
-      h.exclude_from_weight_decay = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
-      break;
-    case OptimizerKind::ademamix:
-      h.beta3 = *rc::gen::element(0.9999f, 0.999f, 0.99f);
-      h.ademamix_alpha = *rc::gen::element(5.0f, 8.0f, 0.0f);
-      h.alpha_warmup = *rc::gen::element<std::int64_t>(0, 0, 100, 10000);
-      h.beta3_warmup = h.beta1 > 0.0f ? *rc::gen::element<std::int64_t>(0, 0, 100, 10000) : 0;
-      break;
-    default: break;
-  }
+  if (!info.norm_based) h.max_unorm = *rc::gen::element(0.0f, 0.0f, 0.0f, 1.0f, 0.01f, 1e-4f);
+  info.make_consistent(h);
   stats.note(describe_hyper(kind, h));
   stats.blind = stats.blind || h.lr == 0.0f;
   return h;
@@ -155,26 +106,23 @@ std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, c
     const int kind_of_v = percent(rng);
     if (kind_of_v < 10) second = 0.0;
     else if (kind_of_v < 20) second = std::ldexp(std::fabs(normal(rng)), -100);
-    switch (kind) {
-      case OptimizerKind::adam:
-      case OptimizerKind::adamw:
-      case OptimizerKind::lamb: v.s[0] = static_cast<float>(m); v.s[1] = static_cast<float>(second); break;
-      case OptimizerKind::sgd:
-      case OptimizerKind::lars: v.s[0] = static_cast<float>(m); break;
-      case OptimizerKind::rmsprop: {
-        v.s[0] = static_cast<float>(second);
-        // A gradient average consistent with the square average: |avg|^2 <= square average.
-        v.s[1] = static_cast<float>(std::sqrt(second) * (2.0 * (percent(rng) / 100.0) - 1.0) * 0.999);
-        v.s[2] = static_cast<float>(normal(rng) * gs);
-        break;
+    const auto& specs = optimizer_info(kind).state_specs;
+    for (std::size_t k = 0; k < specs.size(); ++k) {
+      switch (specs[k].role) {
+        case StateRole::momentum: v.s[k] = static_cast<float>(m); break;
+        case StateRole::signed_buffer: v.s[k] = static_cast<float>(normal(rng) * gs); break;
+        case StateRole::second_moment: v.s[k] = static_cast<float>(second); break;
+        case StateRole::running_maximum: {
+          // At, above or below the second moment: the maximum must take either side.
+          const double factor = std::array<double, 3>{1.0, 2.0, 0.5}[rng() % 3];
+          v.s[k] = static_cast<float>(second * factor);
+          break;
+        }
+        case StateRole::centered_average:
+          // A gradient average consistent with the square average: |avg|^2 <= square average.
+          v.s[k] = static_cast<float>(std::sqrt(second) * (2.0 * (percent(rng) / 100.0) - 1.0) * 0.999);
+          break;
       }
-      case OptimizerKind::adagrad: v.s[0] = static_cast<float>(second); break;
-      case OptimizerKind::lion: v.s[0] = static_cast<float>(m); break;
-      case OptimizerKind::ademamix:
-        v.s[0] = static_cast<float>(m);
-        v.s[1] = static_cast<float>(normal(rng) * gs);
-        v.s[2] = static_cast<float>(second);
-        break;
     }
     if (nonfinite && percent(rng) < 3) {
       v.g = std::array<float, 3>{std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),

@@ -1,6 +1,6 @@
-// The optimizers in the kernels' operation order (kernels/ARITHMETIC.md), on Tracked values: the
-// same template runs in double (screening) and in MPFR (deciding), and carries the exact state of
-// the multi-step trajectories.
+// The judge of the 32-bit optimizers: every optimizer's reference (optimizers/, in the kernels'
+// operation order of kernels/ARITHMETIC.md) on Tracked values, screened in double and decided in
+// MPFR, and the exact multi-step trajectories.
 #include "bitparity/reference/optim_reference.hpp"
 
 #include <boost/multiprecision/mpfr.hpp>
@@ -10,44 +10,26 @@
 
 #include "bitparity/reference/rounding.hpp"
 #include "bitparity/reference/tracked.hpp"
+#include "optim_reference_ops.hpp"
 
 namespace bitparity::reference {
 
 namespace {
-
-using Exact = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<80>>;
-
-template <class T>
-struct Scalars {
-  Tracked<T> lr, beta1, one_minus_beta1, beta2, one_minus_beta2, beta3, one_minus_beta3, alpha, one_minus_alpha;
-  Tracked<T> eps, weight_decay, decay, step_size, inverse_bias_correction1, bias_correction2_sqrt;
-  Tracked<T> momentum, one_minus_dampening, inverse_grad_scale;
-  Tracked<T> update_scale;  // max_unorm clipping factor, when clip_update
-  bool clip_update = false;
-  bool unscale = false, maximize = false, nesterov = false, centered = false, first_step = false;
+const ReferenceOptimizer* const kReferences[] = {
+#define BITPARITY_REFERENCE_ENTRY(id, descriptor) &id##_reference,
+    BITPARITY_OPTIMIZERS(BITPARITY_REFERENCE_ENTRY)
+#undef BITPARITY_REFERENCE_ENTRY
 };
 
-template <class T>
-Tracked<T> user_value(float x) {
-  return exact_input<T>(x);
-}
+}  // namespace
 
-// Error of T's evaluation of an expression with cancellation factor `condition`.
-template <class T>
-double evaluation_error(const T& value, double condition) {
-  return (std::is_same_v<T, double> ? 0x1p-48 : 0x1p-250) * condition * magnitude(value);
-}
+const ReferenceOptimizer& reference_optimizer(OptimizerKind kind) { return *kReferences[static_cast<int>(kind)]; }
 
-template <class T>
-T power(const T& base, double exponent) {
-  using std::pow;
-  return pow(base, T(exponent));
-}
+namespace {
 
+// The scalars every optimizer shares (as the kernel's host computes them), then its own.
 template <class T>
 Scalars<T> exact_scalars(OptimizerKind kind, const Hyperparameters& h) {
-  using std::log;
-  using std::pow;
   using std::sqrt;
   Scalars<T> s;
   const T one(1);
@@ -56,9 +38,7 @@ Scalars<T> exact_scalars(OptimizerKind kind, const Hyperparameters& h) {
   s.beta1 = user_value<T>(h.beta1);
   s.beta2 = user_value<T>(h.beta2);
   s.eps = user_value<T>(h.eps);
-  s.weight_decay = user_value<T>((kind == OptimizerKind::lamb || kind == OptimizerKind::lars) && h.exclude_from_weight_decay
-                                     ? 0.0f
-                                     : h.weight_decay);
+  s.weight_decay = user_value<T>(norm_based(kind) && h.exclude_from_weight_decay ? 0.0f : h.weight_decay);
   s.momentum = user_value<T>(h.momentum);
   s.one_minus_beta1 = host_scalar<T>(one - T(h.beta1), 0.0);
   s.one_minus_beta2 = host_scalar<T>(one - T(h.beta2), 0.0);
@@ -76,300 +56,21 @@ Scalars<T> exact_scalars(OptimizerKind kind, const Hyperparameters& h) {
   const double c2 = 1.0 + magnitude(b2t) / std::max(magnitude(T(one - b2t)), 1e-300);
   const T bc2_sqrt = sqrt(T(one - b2t));
   s.bias_correction2_sqrt = host_scalar<T>(bc2_sqrt, evaluation_error(bc2_sqrt, c2));
-  switch (kind) {
-    case OptimizerKind::adam:
-    case OptimizerKind::adamw: {
-      const T step_size = T(h.lr) / (one - b1t);
-      s.step_size = host_scalar<T>(step_size, evaluation_error(step_size, c1));
-      break;
-    }
-    case OptimizerKind::adagrad: {
-      const T step_size = T(h.lr) / (one + T(t - 1.0) * T(h.lr_decay));
-      s.step_size = host_scalar<T>(step_size, evaluation_error(step_size, 2.0));
-      break;
-    }
-    case OptimizerKind::rmsprop:
-      s.alpha = user_value<T>(h.smoothing);
-      s.one_minus_alpha = host_scalar<T>(one - T(h.smoothing), 0.0);
-      break;
-    case OptimizerKind::lamb: {
-      const T inverse = one / (one - b1t);
-      s.inverse_bias_correction1 = host_scalar<T>(inverse, evaluation_error(inverse, c1));
-      break;
-    }
-    case OptimizerKind::ademamix: {
-      const T inverse = one / (one - b1t);
-      s.inverse_bias_correction1 = host_scalar<T>(inverse, evaluation_error(inverse, c1));
-      if (h.alpha_warmup > 0) {
-        T alpha = T(t) * T(h.ademamix_alpha) / T(static_cast<double>(h.alpha_warmup));
-        if (alpha > T(h.ademamix_alpha)) alpha = T(h.ademamix_alpha);
-        s.alpha = host_scalar<T>(alpha, evaluation_error(alpha, 2.0));
-      } else {
-        s.alpha = user_value<T>(h.ademamix_alpha);
-      }
-      if (h.beta3_warmup > 0 && h.step < h.beta3_warmup) {
-        const auto half_life = [&](const T& beta) { return T(log(T(0.5)) / log(beta) - one); };
-        const T fraction = T(t) / T(static_cast<double>(h.beta3_warmup));
-        const T mixed = (one - fraction) * half_life(T(h.beta1)) + fraction * half_life(T(h.beta3));
-        T beta3 = pow(T(0.5), one / (mixed + one));
-        if (beta3 > T(h.beta3)) beta3 = T(h.beta3);
-        s.beta3 = host_scalar<T>(beta3, evaluation_error(beta3, 64.0));
-        // The kernel's 1 - beta3 is computed from the fp32 beta3 and rounded again.
-        const T complement = one - beta3;
-        const double m = magnitude(complement) + s.beta3.err;
-        s.one_minus_beta3 = {complement, s.beta3.ref, s.beta3.err + kUnitF32 * m + kUnderflowF32, true};
-      } else {
-        s.beta3 = user_value<T>(h.beta3);
-        s.one_minus_beta3 = host_scalar<T>(one - T(h.beta3), 0.0);
-      }
-      break;
-    }
-    default: break;
-  }
-  return s;
-}
-
-template <class T>
-struct Element {
-  Tracked<T> p, g, s[3];
-  Tracked<T> update;  // the unclipped amount subtracted from the parameter
-};
-
-template <class T>
-void apply_update(const Scalars<T>& s, const Tracked<T>& p, const Tracked<T>& update, Element<T>& e) {
-  e.update = update;
-  e.p = sub(p, s.clip_update ? mul(s.update_scale, update) : update);
-}
-
-template <class T>
-Tracked<T> prepared_gradient(const Scalars<T>& s, Tracked<T> g) {
-  if (s.unscale) g = mul(g, s.inverse_grad_scale);
-  if (s.maximize) g = negate(g);
-  return g;
-}
-
-template <class T>
-Tracked<T> moving_average(const Tracked<T>& beta, const Tracked<T>& one_minus_beta, const Tracked<T>& state,
-                          const Tracked<T>& x) {
-  return add(mul(beta, state), mul(one_minus_beta, x));
-}
-
-template <class T>
-void adam(const Scalars<T>& s, bool decoupled, Element<T>& e) {
-  Tracked<T> g = prepared_gradient(s, e.g);
-  Tracked<T> p = e.p;
-  if (decoupled) {
-    p = mul(p, s.decay);
-  } else if (s.weight_decay.value != T(0)) {
-    g = add(g, mul(s.weight_decay, p));
-  }
-  const Tracked<T> m = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
-  const Tracked<T> v = moving_average(s.beta2, s.one_minus_beta2, e.s[1], mul(g, g));
-  const Tracked<T> denom = add(div(square_root(v), s.bias_correction2_sqrt), s.eps);
-  apply_update(s, p, mul(s.step_size, div(m, denom)), e);
-  e.s[0] = m;
-  e.s[1] = v;
-}
-
-template <class T>
-void sgd(const Scalars<T>& s, Element<T>& e) {
-  Tracked<T> g = prepared_gradient(s, e.g);
-  if (s.weight_decay.value != T(0)) g = add(g, mul(s.weight_decay, e.p));
-  Tracked<T> direction = g;
-  if (s.momentum.value != T(0)) {
-    const Tracked<T> buffer = s.first_step ? g : add(mul(s.momentum, e.s[0]), mul(s.one_minus_dampening, g));
-    e.s[0] = buffer;
-    direction = s.nesterov ? add(g, mul(s.momentum, buffer)) : buffer;
-  }
-  apply_update(s, e.p, mul(s.lr, direction), e);
-}
-
-template <class T>
-void rmsprop(const Scalars<T>& s, Element<T>& e) {
-  Tracked<T> g = prepared_gradient(s, e.g);
-  if (s.weight_decay.value != T(0)) g = add(g, mul(s.weight_decay, e.p));
-  const Tracked<T> square_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[0], mul(g, g));
-  e.s[0] = square_avg;
-  Tracked<T> variance = square_avg;
-  if (s.centered) {
-    const Tracked<T> grad_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[1], g);
-    e.s[1] = grad_avg;
-    variance = sub(square_avg, mul(grad_avg, grad_avg));
-  }
-  const Tracked<T> denom = add(square_root(variance), s.eps);
-  if (s.momentum.value > T(0)) {
-    const Tracked<T> buffer = add(mul(s.momentum, e.s[2]), div(g, denom));
-    e.s[2] = buffer;
-    apply_update(s, e.p, mul(s.lr, buffer), e);
+  const ReferenceContext<T> context{h, t, b1t, b2t, c1, c2};
+  if constexpr (std::is_same_v<T, double>) {
+    reference_optimizer(kind).scalars_double(context, s);
   } else {
-    apply_update(s, e.p, mul(s.lr, div(g, denom)), e);
-  }
-}
-
-template <class T>
-void adagrad(const Scalars<T>& s, Element<T>& e) {
-  Tracked<T> g = prepared_gradient(s, e.g);
-  if (s.weight_decay.value != T(0)) g = add(g, mul(s.weight_decay, e.p));
-  const Tracked<T> sum = add(e.s[0], mul(g, g));
-  e.s[0] = sum;
-  const Tracked<T> denom = add(square_root(sum), s.eps);
-  apply_update(s, e.p, mul(s.step_size, div(g, denom)), e);
-}
-
-template <class T>
-void lion(const Scalars<T>& s, Element<T>& e) {
-  const Tracked<T> g = prepared_gradient(s, e.g);
-  const Tracked<T> p = mul(e.p, s.decay);
-  const Tracked<T> interpolation = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
-  apply_update(s, p, mul(s.lr, sign(interpolation)), e);
-  e.s[0] = moving_average(s.beta2, s.one_minus_beta2, e.s[0], g);
-}
-
-template <class T>
-void ademamix(const Scalars<T>& s, Element<T>& e) {
-  const Tracked<T> g = prepared_gradient(s, e.g);
-  const Tracked<T> p = mul(e.p, s.decay);
-  const Tracked<T> fast = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
-  const Tracked<T> slow = moving_average(s.beta3, s.one_minus_beta3, e.s[1], g);
-  const Tracked<T> nu = moving_average(s.beta2, s.one_minus_beta2, e.s[2], mul(g, g));
-  const Tracked<T> numerator = add(mul(fast, s.inverse_bias_correction1), mul(s.alpha, slow));
-  const Tracked<T> denom = add(div(square_root(nu), s.bias_correction2_sqrt), s.eps);
-  apply_update(s, p, mul(s.lr, div(numerator, denom)), e);
-  e.s[0] = fast;
-  e.s[1] = slow;
-  e.s[2] = nu;
-}
-
-// LAMB first pass: the new moments and the direction u = m_hat / (sqrt(v_hat) + eps) + wd * p.
-template <class T>
-Tracked<T> lamb_first_pass(const Scalars<T>& s, Element<T>& e) {
-  const Tracked<T> g = prepared_gradient(s, e.g);
-  e.s[0] = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
-  e.s[1] = moving_average(s.beta2, s.one_minus_beta2, e.s[1], mul(g, g));
-  const Tracked<T> denom = add(div(square_root(e.s[1]), s.bias_correction2_sqrt), s.eps);
-  const Tracked<T> ratio = div(mul(e.s[0], s.inverse_bias_correction1), denom);
-  return s.weight_decay.value != T(0) ? add(ratio, mul(s.weight_decay, e.p)) : ratio;
-}
-
-template <class T>
-void lars_second_pass(const Scalars<T>& s, const Tracked<T>& local_lr, Element<T>& e) {
-  Tracked<T> g = prepared_gradient(s, e.g);
-  if (s.weight_decay.value != T(0)) g = add(g, mul(s.weight_decay, e.p));
-  const Tracked<T> scaled = mul(local_lr, g);
-  Tracked<T> direction = scaled;
-  if (s.momentum.value != T(0)) {
-    const Tracked<T> buffer = s.first_step ? scaled : add(mul(s.momentum, e.s[0]), mul(s.one_minus_dampening, scaled));
-    e.s[0] = buffer;
-    direction = s.nesterov ? add(scaled, mul(s.momentum, buffer)) : buffer;
-  }
-  e.p = sub(e.p, mul(s.lr, direction));
-}
-
-// The norm of values whose kernel counterparts are within err_i of them: the kernel sums its own
-// squares exactly, rounds the sum to double and takes a double sqrt, so
-// |kernel norm - exact norm| <= sqrt(sum err_i^2) + 2^-51 norm (triangle inequality in l2).
-template <class T>
-Tracked<T> norm_of(const std::vector<Tracked<T>>& values) {
-  using std::sqrt;
-  T sum(0);
-  double err_squares = 0, ref_squares = 0;
-  bool bounded = true;
-  for (const auto& v : values) {
-    bounded = bounded && !unbounded(v);
-    sum += v.value * v.value;
-    err_squares += v.err * v.err;
-    ref_squares += v.ref * v.ref;
-  }
-  const T norm = sqrt(sum);
-  const double n = magnitude(norm);
-  const double ref = sqrt(ref_squares) + unit_of<T>() * 4 * (n + 1e-300);
-  const Tracked<T> result{norm, ref, sqrt(err_squares) + 0x1p-51 * (n + sqrt(ref_squares)), true};
-  return bounded ? result : without_bound(result);
-}
-
-// The tensor-level steps: elementwise optimizers element by element, LAMB and LARS in two passes
-// around the trust ratio, exactly as the kernels do.
-template <class T>
-void step_all(OptimizerKind kind, const Hyperparameters& h, const Scalars<T>& s, std::vector<Element<T>>& elements);
-
-template <class T>
-void step(OptimizerKind kind, const Scalars<T>& s, Element<T>& e) {
-  switch (kind) {
-    case OptimizerKind::adam: adam(s, false, e); break;
-    case OptimizerKind::adamw: adam(s, true, e); break;
-    case OptimizerKind::sgd: sgd(s, e); break;
-    case OptimizerKind::rmsprop: rmsprop(s, e); break;
-    case OptimizerKind::adagrad: adagrad(s, e); break;
-    case OptimizerKind::lion: lion(s, e); break;
-    case OptimizerKind::ademamix: ademamix(s, e); break;
-    default: break;  // LAMB and LARS need the whole tensor: step_all
-  }
-}
-
-// max_unorm: a trial step gives the unclipped updates; the clipping decision compares their norm
-// with max_unorm * ||p||. When the two may be equal within their errors the kernel could decide
-// either way: the elements are then ill-conditioned.
-template <class T>
-Scalars<T> with_update_clipping(OptimizerKind kind, const Hyperparameters& h, Scalars<T> s,
-                                const std::vector<Element<T>>& elements) {
-  std::vector<Tracked<T>> params, updates;
-  for (Element<T> trial : elements) {
-    params.push_back(trial.p);
-    step(kind, s, trial);
-    updates.push_back(trial.update);
-  }
-  const Tracked<T> limit = mul(exact_input<T>(h.max_unorm), norm_of(params));
-  const Tracked<T> update_norm = norm_of(updates);
-  const double slack = limit.err + limit.ref + update_norm.err + update_norm.ref;
-  const double margin = magnitude(T(update_norm.value - limit.value));
-  const bool above = update_norm.value > limit.value && magnitude(limit.value) > 0.0;
-  s.clip_update = above;
-  if (above) s.update_scale = div(limit, update_norm);
-  if (margin <= slack && magnitude(limit.value) > 0.0) {
-    s.clip_update = true;  // undecidable: mark every element unbounded through the scale
-    s.update_scale = without_bound(above ? s.update_scale : exact_input<T>(1.0f));
+    reference_optimizer(kind).scalars_exact(context, s);
   }
   return s;
 }
 
 template <class T>
 void step_all(OptimizerKind kind, const Hyperparameters& h, const Scalars<T>& s, std::vector<Element<T>>& elements) {
-  if (kind != OptimizerKind::lamb && kind != OptimizerKind::lars) {
-    const Scalars<T> clipped = h.max_unorm > 0.0f ? with_update_clipping(kind, h, s, elements) : s;
-    for (auto& e : elements) step(kind, clipped, e);
-    return;
-  }
-  std::vector<Tracked<T>> params, directions;
-  for (auto& e : elements) {
-    params.push_back(e.p);
-    directions.push_back(kind == OptimizerKind::lamb ? lamb_first_pass(s, e) : prepared_gradient(s, e.g));
-  }
-  const Tracked<T> param_norm = norm_of(params), direction_norm = norm_of(directions);
-  // The kernel's parameter norm is exact up to rounding, so it is 0 exactly when the exact one is.
-  // Its direction norm is 0 exactly when every direction element is an exact zero (err 0); it may be
-  // 0 or not (either branch of ||u|| > 0) when the exact norm is within its error of 0.
-  const bool param_zero = magnitude(param_norm.value) == 0.0;
-  const bool direction_zero = magnitude(direction_norm.value) == 0.0 && direction_norm.err == 0.0;
-  const bool may_degenerate =
-      !direction_zero && magnitude(direction_norm.value) - direction_norm.ref - direction_norm.err <= 0.0;
-  Tracked<T> trust = exact_input<T>(1.0f);
-  if (!h.exclude_from_adaptation && !param_zero && !direction_zero) {
-    if (kind == OptimizerKind::lamb) {
-      trust = div(param_norm, direction_norm);
-      if (h.max_trust_ratio > 0.0f && trust.value > T(h.max_trust_ratio)) trust.value = T(h.max_trust_ratio);  // min is 1-Lipschitz
-    } else {
-      trust = div(mul(exact_input<T>(h.trust_coefficient), param_norm),
-                  add(direction_norm, mul(s.weight_decay, param_norm)));
-    }
-    if (may_degenerate) trust = without_bound(trust);
-  }
-  for (std::size_t i = 0; i < elements.size(); ++i) {
-    Element<T>& e = elements[i];
-    if (kind == OptimizerKind::lamb) {
-      e.p = sub(e.p, mul(mul(s.lr, trust), directions[i]));
-    } else {
-      lars_second_pass(s, trust, e);
-    }
+  if constexpr (std::is_same_v<T, double>) {
+    reference_optimizer(kind).step_double(h, s, elements);
+  } else {
+    reference_optimizer(kind).step_exact(h, s, elements);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "bitparity/kernels/exact_sum.hpp"
 #include "bitparity/kernels/launch.hpp"
 #include "bitparity/kernels/optim_body.hpp"
+#include "bitparity/kernels/optimizer.hpp"
 
 namespace bitparity {
 

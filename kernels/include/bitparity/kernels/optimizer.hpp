@@ -1,77 +1,42 @@
 #pragma once
-// 32-bit optimizers: hyperparameters, the scalars the host derives from them once per step, and
-// the entry point. Parameters and gradients f32/f16/bf16, states f32; every tensor any strided view.
+// 32-bit optimizers: the catalogue read from the descriptors, the host scalars of a step, and the
+// entry point. Parameters and gradients f32/f16/bf16, states f32; every tensor any strided view.
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "bitparity/kernels/launch.hpp"
+#include "bitparity/kernels/optimizer_list.hpp"
+#include "bitparity/kernels/optimizer_types.hpp"
 #include "bitparity/kernels/tensor_view.hpp"
 
 namespace bitparity {
-
-enum class OptimizerKind : std::uint8_t { adam, adamw, sgd, rmsprop, adagrad, lion, ademamix, lamb, lars };
 
 struct OptimizerInfo {
   OptimizerKind kind;
   std::string_view name;
   int states;  // number of fp32 state tensors
   std::string_view description;
+  std::span<const StateSpec> state_specs;
+  std::span<const HyperparameterSpec> hyperparameters;  // the ones it reads, besides the common ones
+  bool norm_based;  // LAMB/LARS: a norm pass over the whole tensor before the update
+  void (*make_consistent)(Hyperparameters&);  // generators: repair a draw that breaks a cross-field rule
 };
 
-std::vector<OptimizerInfo> optimizers();
+// Every optimizer, in catalogue order (optimizer_list.hpp), read from the descriptors.
+std::span<const OptimizerInfo> optimizers();
 const OptimizerInfo& optimizer_info(OptimizerKind kind);
 OptimizerKind parse_optimizer(std::string_view name);  // throws Error naming the choices
 
-// Hyperparameters as the user gives them (fp32, as the kernel will see them), and the step t >= 1.
-struct Hyperparameters {
-  float lr = 1e-3f;
-  float beta1 = 0.9f;          // Adam/AdamW/AdEMAMix/Lion first beta
-  float beta2 = 0.999f;        // second beta (Lion: the momentum update beta)
-  float beta3 = 0.9999f;       // AdEMAMix slow EMA
-  float smoothing = 0.99f;     // RMSprop alpha (torch's name)
-  float ademamix_alpha = 5.0f; // AdEMAMix mixing coefficient of the slow EMA
-  float eps = 1e-8f;
-  float weight_decay = 0.0f;
-  float momentum = 0.0f;       // SGD, RMSprop
-  float dampening = 0.0f;      // SGD
-  float lr_decay = 0.0f;       // Adagrad
-  float grad_scale = 1.0f;     // AMP loss scale: the gradient is multiplied by 1/grad_scale
-  std::int64_t alpha_warmup = 0;  // AdEMAMix: steps of linear ademamix_alpha warm-up (0 = none)
-  std::int64_t beta3_warmup = 0;  // AdEMAMix: steps of beta3 warm-up (0 = none)
-  float max_unorm = 0.0f;            // update-norm clipping: ||update|| <= max_unorm * ||p||; 0 = off
-  float trust_coefficient = 0.001f;  // LARS eta
-  float max_trust_ratio = 10.0f;     // LAMB: trust ratio clipped to [0, max]; 0 = no clipping
-  bool exclude_from_adaptation = false;   // LAMB/LARS: trust ratio 1 for this tensor (biases, norms)
-  bool exclude_from_weight_decay = false; // LAMB/LARS: no weight decay for this tensor
-  bool nesterov = false;
-  bool centered = false;
-  bool maximize = false;
-  std::int64_t step = 1;
-};
-
-// Scalars that depend only on hyperparameters and the step, computed once on the host (in double,
-// rounded once to fp32) and passed unchanged to every device.
-struct StepScalars {
-  float lr = 0;
-  float beta1 = 0, one_minus_beta1 = 0;
-  float beta2 = 0, one_minus_beta2 = 0;
-  float beta3 = 0, one_minus_beta3 = 0;  // AdEMAMix: beta3 of this step (warm-up applied)
-  float alpha = 0, one_minus_alpha = 0;  // RMSprop alpha; AdEMAMix alpha of this step
-  float eps = 0;
-  float weight_decay = 0;
-  float decay = 1;                    // 1 - lr * weight_decay (decoupled decay)
-  float step_size = 0;                // Adam: lr / (1 - beta1^t); Adagrad: lr / (1 + (t-1) lr_decay)
-  float inverse_bias_correction1 = 1; // AdEMAMix: 1 / (1 - beta1^t)
-  float bias_correction2_sqrt = 1;    // sqrt(1 - beta2^t)
-  float momentum = 0, one_minus_dampening = 1;
-  float inverse_grad_scale = 1;
-  float trust_scaled_lr = 0;          // LAMB: lr * trust ratio; LARS: the local lr (after the norm pass)
-  int trust_exponent = 0;             // the factor is trust_scaled_lr * 2^trust_exponent (non-zero only past FLT_MAX)
-  float update_scale = 1;             // max_unorm: the clipping factor of this step (after the norm pass)
-  bool clip_update = false;
-  bool unscale = false, maximize = false, nesterov = false, centered = false, first_step = false;
-};
+// Hyperparameters{} with every hyperparameter the optimizer reads at its typical value.
+Hyperparameters typical_hyperparameters(OptimizerKind kind);
+// Sets a hyperparameter by its descriptor's name (also the optimizer-specific ones); throws Error
+// naming the choices for a name the optimizer does not read.
+void set_hyperparameter(OptimizerKind kind, Hyperparameters& h, std::string_view name, double value);
+double get_hyperparameter(OptimizerKind kind, const Hyperparameters& h, std::string_view name);
+// "must be in [0, 1)" and the like, for messages and help.
+std::string_view range_text(ValueRange range);
 
 StepScalars step_scalars(OptimizerKind kind, const Hyperparameters& h);  // validates, throws Error
 // LAMB and LARS: the trust ratio from the exact sums of squares of the first pass (rounded once to
