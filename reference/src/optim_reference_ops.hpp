@@ -52,6 +52,14 @@ double evaluation_error(const T& value, double condition) {
   return (std::is_same_v<T, double> ? 0x1p-48 : 0x1p-250) * condition * magnitude(value);
 }
 
+// A host scalar whose double evaluation on the kernel's host errs by up to `host_relative` (relative,
+// derived by the optimizer's reference from its formula), then rounded once to fp32.
+template <class T>
+Tracked<T> host_scalar_with_error(const T& exact, double ref, double host_relative) {
+  const double m = magnitude(exact) + ref;
+  return {exact, ref, kUnitF32 * m + (0x1p-48 + host_relative) * m + kUnderflowF32, !(exact < T(0))};
+}
+
 template <class T>
 T power(const T& base, double exponent) {
   using std::pow;
