@@ -13,6 +13,7 @@
 #include "bitparity/kernels/optimizers/lamb.hpp"
 #include "bitparity/kernels/optimizers/lars.hpp"
 #include "bitparity/kernels/optimizers/lion.hpp"
+#include "bitparity/kernels/optimizers/nadam.hpp"
 #include "bitparity/kernels/optimizers/rmsprop.hpp"
 #include "bitparity/kernels/optimizers/sgd.hpp"
 
@@ -26,7 +27,8 @@
   X(lion, descriptors::Lion)       \
   X(ademamix, descriptors::Ademamix) \
   X(lamb, descriptors::Lamb)       \
-  X(lars, descriptors::Lars)
+  X(lars, descriptors::Lars) \
+  X(nadam, descriptors::Nadam)
 
 namespace bitparity {
 
