@@ -14,6 +14,7 @@
 #include "bitparity/kernels/optimizers/lars.hpp"
 #include "bitparity/kernels/optimizers/lion.hpp"
 #include "bitparity/kernels/optimizers/nadam.hpp"
+#include "bitparity/kernels/optimizers/radam.hpp"
 #include "bitparity/kernels/optimizers/rmsprop.hpp"
 #include "bitparity/kernels/optimizers/sgd.hpp"
 
@@ -28,7 +29,8 @@
   X(ademamix, descriptors::Ademamix) \
   X(lamb, descriptors::Lamb)       \
   X(lars, descriptors::Lars) \
-  X(nadam, descriptors::Nadam)
+  X(nadam, descriptors::Nadam) \
+  X(radam, descriptors::Radam)
 
 namespace bitparity {
 
