@@ -8,6 +8,7 @@
 
 #include "bitparity/kernels/optimizers/adagrad.hpp"
 #include "bitparity/kernels/optimizers/adam.hpp"
+#include "bitparity/kernels/optimizers/amsgrad.hpp"
 #include "bitparity/kernels/optimizers/adamw.hpp"
 #include "bitparity/kernels/optimizers/ademamix.hpp"
 #include "bitparity/kernels/optimizers/lamb.hpp"
@@ -30,7 +31,8 @@
   X(lamb, descriptors::Lamb)       \
   X(lars, descriptors::Lars) \
   X(nadam, descriptors::Nadam) \
-  X(radam, descriptors::Radam)
+  X(radam, descriptors::Radam) \
+  X(amsgrad, descriptors::Amsgrad)
 
 namespace bitparity {
 
