@@ -10,15 +10,13 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim8_launch.hpp"
 #include "bitparity/kernels/quantize.hpp"
-#include "cuda_scratch.hpp"
+#include "cuda_support.hpp"
 
 namespace bitparity {
 
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw Error(ErrorCode::cuda_failure, std::string(what) + ": " + cudaGetErrorString(status));
-}
+using cuda::check;
 
 constexpr int kThreads8 = 256;
 

@@ -9,15 +9,13 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quantize.hpp"
 
+#include "cuda_support.hpp"
+
 namespace bitparity {
 
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    throw Error(ErrorCode::cuda_failure, std::string(what) + ": " + cudaGetErrorString(status));
-  }
-}
+using cuda::check;
 
 constexpr int kMaxThreads = 1024;
 

@@ -1,5 +1,6 @@
 #pragma once
-// Device scratch kept per host thread, device and slot, so that a step allocates nothing.
+// What every CUDA launcher shares: the error check that turns a CUDA status into Error, and
+// device scratch kept per host thread, device and slot, so that a step allocates nothing.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -11,6 +12,11 @@
 
 namespace bitparity::cuda {
 
+// Throws Error(cuda_failure) naming the call when a CUDA runtime call fails.
+inline void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw Error(ErrorCode::cuda_failure, std::string(what) + ": " + cudaGetErrorString(status));
+}
+
 inline void* scratch(int device, std::size_t bytes, int slot) {
   struct Buffer {
     void* pointer = nullptr;
@@ -21,8 +27,7 @@ inline void* scratch(int device, std::size_t bytes, int slot) {
   if (buffer.bytes < bytes) {
     if (buffer.pointer) cudaFree(buffer.pointer);
     buffer.pointer = nullptr;
-    const cudaError_t status = cudaMalloc(&buffer.pointer, bytes);
-    if (status != cudaSuccess) throw Error(ErrorCode::cuda_failure, std::string("cudaMalloc (scratch): ") + cudaGetErrorString(status));
+    check(cudaMalloc(&buffer.pointer, bytes), "cudaMalloc (scratch)");
     buffer.bytes = bytes;
   }
   return buffer.pointer;
