@@ -134,11 +134,42 @@ void load_rapidcheck_configuration_quietly() {
 
 }  // namespace
 
+std::vector<fixtures::OperationFamily> families_of_suite(const std::string& suite) {
+  using fixtures::OperationFamily;
+  // P2 of quant also checks strided conversions.
+  if (suite == "quant") return {OperationFamily::quantize, OperationFamily::dequantize, OperationFamily::convert};
+  if (suite == "conversions") return {OperationFamily::convert};
+  if (suite == "optim32") return {OperationFamily::optimizer_step};
+  if (suite == "optim8") return {OperationFamily::optimizer8_step};
+  throw Error(ErrorCode::invalid_argument, "unknown suite '" + suite + "'");
+}
+
+namespace {
+
+// Why the property cannot run on this target, or "" when it can.
+std::string missing_family(const PropertyDef& property, const PropertyTarget& target) {
+  for (const auto family : families_of_suite(property.suite)) {
+    for (const fixtures::Implementation* iut : {target.iut, target.baseline}) {
+      if (iut != nullptr && !iut->offers(family)) {
+        return iut->name() + " does not offer the " + std::string(fixtures::operation_family_name(family));
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 RunResult run_property(const PropertyDef& property, const PropertyTarget& target, const RunOptions& options) {
   load_rapidcheck_configuration_quietly();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   RunResult result;
+  result.not_applicable_reason = missing_family(property, target);
+  if (!result.not_applicable_reason.empty()) {
+    result.not_applicable = true;
+    return result;
+  }
   if (property.exhaustive) {
     PropertyTarget bounded = target;
     bounded.cancelled = options.cancelled;

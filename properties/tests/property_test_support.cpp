@@ -22,6 +22,7 @@ void run_case(const PropertyCase& c, const std::string& iut_name, int cases_per_
     options.seed = seed + static_cast<std::uint64_t>(blocksize);
     options.max_cases = cases_per_block_size;
     const RunResult result = run_property(*c.property, target, options);
+    if (result.not_applicable) GTEST_SKIP() << result.not_applicable_reason;
     ASSERT_TRUE(result.passed) << c.property->id << " " << c.property->claim << "\n" << c.spec.label()
                                << " blocksize " << blocksize << " on " << iut_name << ":\n" << result.counterexample;
     EXPECT_FALSE(result.stats.incomplete);

@@ -60,12 +60,13 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& requeste
       for (const auto& found : fixtures::device_implementation_names()) devices.push_back(found);
       continue;
     }
-    if (device.starts_with("mutant:")) {
-      throw UsageError("--device " + device + " is a mutant; mutants run with `bitparity mutants --only " +
-                       device.substr(7) + "`");
+    if (!device.starts_with("mutant:") && !device.starts_with("plugin:")) parse_device(device);  // names the devices
+    const fixtures::ImplementationId id = fixtures::parse_implementation_id(device);
+    if (id.kind == fixtures::ImplementationKind::mutant) {
+      throw UsageError("--device " + device + " is a mutant; mutants run with `bitparity mutants --only " + id.name + "`");
     }
-    parse_device(device);                   // refuses what is not a device name
-    fixtures::make_implementation(device);  // refuses absent devices with the reason
+    if (!id.is_device()) throw UsageError("--device " + device + " is not a device; use cpu, cuda:N or all");
+    fixtures::make_implementation(id);  // refuses absent devices with the reason
     devices.push_back(device);
   }
   refuse_repeats("--device", devices);
@@ -154,8 +155,9 @@ CheckOptions checked_options(const CheckCommand& command, bool& asked_all) {
 nlohmann::json check_document(const std::vector<CheckRow>& rows, const CheckOptions& options, std::size_t planned,
                               std::size_t skipped) {
   nlohmann::json results = nlohmann::json::array();
-  std::int64_t violations = 0, failed = 0, incomplete = 0;
+  std::int64_t violations = 0, failed = 0, incomplete = 0, not_applicable = 0;
   for (const auto& row : rows) {
+    not_applicable += row.not_applicable.empty() ? 0 : 1;
     results.push_back(check_row_json(row, options.seed));
     violations += row.violations;
     failed += row.passed ? 0 : 1;
@@ -171,6 +173,7 @@ nlohmann::json check_document(const std::vector<CheckRow>& rows, const CheckOpti
                                {"failed_rows", failed},
                                {"violations", violations},
                                {"incomplete_rows", incomplete},
+                               {"not_applicable_rows", not_applicable},
                                {"skipped_gpu_rows", skipped}}},
                              {"results", results}};
   if (interrupted()) document["interrupted"] = interrupt_name();

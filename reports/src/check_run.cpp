@@ -108,6 +108,10 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
         };
       }
       const auto result = properties::run_property(*planned.property, target, run);
+      if (result.not_applicable) {
+        row.not_applicable = result.not_applicable_reason;
+        break;
+      }
       if (blocksize > 0) row.block_sizes.push_back(blocksize);
       row.cases += result.stats.cases;
       row.informative_cases += result.stats.informative;
@@ -178,6 +182,7 @@ nlohmann::json check_row_json(const CheckRow& row, std::uint64_t seed) {
     entry["max_error_over_bound"] = format_ratio(row.max_error_over_bound);
   }
   if (row.incomplete) entry["incomplete"] = true;
+  if (!row.not_applicable.empty()) entry["not_applicable"] = row.not_applicable;
   if (row.ill_conditioned > 0) entry["ill_conditioned"] = row.ill_conditioned;
   if (!row.passed) {
     entry["counterexample"] = row.counterexample;
@@ -195,6 +200,7 @@ void print_check_table(const std::vector<CheckRow>& rows, std::uint64_t seed) {
                 static_cast<long long>(row.informative_cases), static_cast<long long>(row.elements),
                 static_cast<long long>(row.violations), format_ratio(row.max_error_over_bound).c_str());
     if (row.incomplete) std::printf("  (incomplete)");
+    if (!row.not_applicable.empty()) std::printf("  (not applicable: %s)", row.not_applicable.c_str());
     if (row.ill_conditioned > 0) std::printf("  (%lld ill-conditioned)", static_cast<long long>(row.ill_conditioned));
     std::printf("\n");
   }

@@ -68,6 +68,9 @@ struct PropertyDef {
 };
 
 const std::vector<PropertyDef>& property_catalogue();
+// The operation families a suite's properties call: quant quantize, dequantize and convert (its
+// P2 checks strided conversions), conversions convert, optim32 the 32-bit step, optim8 the 8-bit step.
+std::vector<fixtures::OperationFamily> families_of_suite(const std::string& suite);
 const std::vector<std::string>& suite_names();
 std::vector<const PropertyDef*> properties_of_suite(const std::string& suite);  // throws on unknown
 
@@ -82,6 +85,9 @@ struct RunOptions {
 
 struct RunResult {
   bool passed = true;
+  // The implementation (or the baseline) does not offer a family the property needs: nothing ran.
+  bool not_applicable = false;
+  std::string not_applicable_reason;  // "cpu-quantize-only does not offer the 8-bit optimizer step"
   PropertyStats stats;
   std::string counterexample;  // the violation and the shrunk case's labelled fields, hexfloat throughout
   // A run with the same seed and `replay_cases` as max_cases fails on the same case (same build).

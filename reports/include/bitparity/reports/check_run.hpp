@@ -40,6 +40,7 @@ struct CheckRow {
   double seconds = 0.0;
   bool passed = true;
   bool incomplete = false;
+  std::string not_applicable;  // why the device's implementation cannot run the row ("" when it ran)
   std::string counterexample;
   std::int64_t failing_block_size = 0, replay_cases = 0;
 };
