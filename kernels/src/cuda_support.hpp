@@ -3,7 +3,9 @@
 // device scratch kept per host thread, device and slot, so that a step allocates nothing.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -31,6 +33,21 @@ inline void* scratch(int device, std::size_t bytes, int slot) {
     buffer.bytes = bytes;
   }
   return buffer.pointer;
+}
+
+// A grid that fills the device once: as many blocks of `threads` as its SMs hold at a time. Kernels
+// loop (grid-stride) beyond it, so per-block set-up (a code table copied to shared memory) is paid
+// once per resident block, not once per quant block.
+inline std::int64_t device_filling_grid(int device, int threads) {
+  thread_local std::map<int, int> sm_counts;
+  auto found = sm_counts.find(device);
+  if (found == sm_counts.end()) {
+    int count = 0;
+    check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    found = sm_counts.emplace(device, count).first;
+  }
+  const int per_sm = std::max(1, std::min(32, 2048 / std::max(1, threads)));
+  return static_cast<std::int64_t>(found->second) * per_sm;
 }
 
 // Slots: one per use, so that two scratch buffers of one call never share memory.

@@ -1,7 +1,9 @@
-// The CUDA launcher of the 8-bit optimizers: one CUDA block per quant block (grid-stride beyond
-// max_grid). Pass 1 computes the new states to reduce their absmax in shared memory (max is exact);
-// pass 2 recomputes from the old codes and absmax and stores. Each thread reads and writes only
-// its own elements' codes, and the old absmax is kept in shared memory before it is overwritten.
+// The CUDA launcher of the 8-bit optimizers: a CUDA block walks quant blocks (grid-stride over a
+// grid that fills the device, so the two code tables are copied to shared memory once per block).
+// Pass 1 computes the new states to merge their absmax (max is exact); pass 2 stores, reusing the
+// element values of pass 1 kept in registers (the first kCached per thread) and recomputing the rest
+// from the old codes and absmax, which are bitwise the same. Each thread reads and writes only its
+// own elements' codes, and the old absmax is kept in shared memory before it is overwritten.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim8_launch.hpp"
 #include "bitparity/kernels/quantize.hpp"
+#include "block_scan_cuda.cuh"
 #include "cuda_support.hpp"
 
 namespace bitparity {
@@ -19,59 +22,69 @@ namespace {
 using cuda::check;
 
 constexpr int kThreads8 = 256;
+constexpr int kCached = 4;  // element values per thread kept from pass 1 to pass 2
 
 struct Tables8 {
   CodeTable table[2];  // signed, unsigned
 };
 
 template <OptimizerKind K>
-__global__ void optimizer8_kernel(const Optimizer8Params p, const Tables8 tables, std::int64_t first, std::int64_t last,
-                                  int* nonfinite_blocks) {
+__global__ void optimizer8_kernel(const __grid_constant__ Optimizer8Params p, const __grid_constant__ Tables8 tables,
+                                  std::int64_t first, std::int64_t last, int* nonfinite_blocks) {
   constexpr int states = state_count(K);
   __shared__ CodeTable shared_tables[2];
-  __shared__ float partial[states][kThreads8];
-  __shared__ int partial_nonfinite[states][kThreads8];
-  __shared__ float old_absmax[3], new_absmax[3];
-  __shared__ bool nonfinite[3];
+  __shared__ float absmax_slots[kThreads8];
+  __shared__ int flag_slots[kThreads8];
+  __shared__ float old_absmax[3];
   {
     const auto* source = reinterpret_cast<const std::uint32_t*>(&tables);
     auto* destination = reinterpret_cast<std::uint32_t*>(shared_tables);
     for (unsigned i = threadIdx.x; i < sizeof(Tables8) / 4; i += blockDim.x) destination[i] = source[i];
     __syncthreads();
   }
+  const std::int64_t stride = blockDim.x;
   for (std::int64_t b = first + blockIdx.x; b < last; b += gridDim.x) {
     const std::int64_t begin = block_begin(b, p.blocksize), end = block_end(b, p.blocksize, p.base.numel);
     // Strided over the threads: a launch may have fewer threads than states.
     for (int k = threadIdx.x; k < states; k += blockDim.x) old_absmax[k] = p.absmax[k][b];
     __syncthreads();
+    const std::int64_t mine = begin + threadIdx.x;
     BlockScan scans[states];
-    for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    ElementValues cached[kCached];
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) {
+      const std::int64_t i = mine + j * stride;
+      if (i < end) {
+        cached[j] = optim8_element<K>(p, shared_tables, old_absmax, i);
+        for (int k = 0; k < states; ++k) scan_element(scans[k], cached[j].s[k]);
+      }
+    }
+    for (std::int64_t i = mine + kCached * stride; i < end; i += stride) {
       const ElementValues e = optim8_element<K>(p, shared_tables, old_absmax, i);
       for (int k = 0; k < states; ++k) scan_element(scans[k], e.s[k]);
     }
+    float new_absmax[states];
+    bool nonfinite[states];
+    bool any = false;
     for (int k = 0; k < states; ++k) {
-      partial[k][threadIdx.x] = scans[k].absmax;
-      partial_nonfinite[k][threadIdx.x] = scans[k].nonfinite ? 1 : 0;
+      const BlockScan total = cuda::merged_block_scan(scans[k], absmax_slots, flag_slots);
+      nonfinite[k] = total.nonfinite;
+      new_absmax[k] = new_block_absmax(total);
+      any = any || total.nonfinite;
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      bool any = false;
-      for (int k = 0; k < states; ++k) {
-        BlockScan total;
-        for (unsigned t = 0; t < blockDim.x; ++t) merge_scan(total, BlockScan{partial[k][t], partial_nonfinite[k][t] != 0});
-        nonfinite[k] = total.nonfinite;
-        new_absmax[k] = new_block_absmax(total);
-        any = any || total.nonfinite;
-      }
-      if (any) atomicAdd(nonfinite_blocks, 1);
+    if (threadIdx.x == 0 && any) atomicAdd(nonfinite_blocks, 1);
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) {
+      const std::int64_t i = mine + j * stride;
+      if (i < end) optim8_store<K>(p, shared_tables, new_absmax, nonfinite, i, cached[j]);
     }
-    __syncthreads();
-    for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    for (std::int64_t i = mine + kCached * stride; i < end; i += stride) {
       optim8_store<K>(p, shared_tables, new_absmax, nonfinite, i, optim8_element<K>(p, shared_tables, old_absmax, i));
     }
-    __syncthreads();
-    for (int k = threadIdx.x; k < states; k += blockDim.x) p.absmax[k][b] = new_absmax[k];
-    __syncthreads();
+    __syncthreads();  // old_absmax is read by every thread before the next quant block replaces it
+    if (threadIdx.x == 0) {
+      for (int k = 0; k < states; ++k) p.absmax[k][b] = new_absmax[k];
+    }
   }
 }
 
@@ -84,14 +97,17 @@ void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig
   Tables8 tables;
   tables.table[0] = code_table(QuantFormat::dynamic8_signed);
   tables.table[1] = code_table(QuantFormat::dynamic8_unsigned);
-  const int threads = std::clamp(launch.threads > 0 ? launch.threads : kThreads8, 1, kThreads8);
+  // Default: one thread per element of a quant block, up to kThreads8.
+  const int wanted = launch.threads > 0 ? launch.threads
+                                        : static_cast<int>(std::min<std::int64_t>(kThreads8, std::max<std::int64_t>(32, p.blocksize)));
+  const int threads = std::clamp(wanted, 1, kThreads8);
   const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   auto* counter = static_cast<int*>(scratch(device, sizeof(int), kCounterSlot));
   check(cudaMemsetAsync(counter, 0, sizeof(int)), "cudaMemset");
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
-    std::int64_t grid = last - first;
+    std::int64_t grid = std::min(last - first, device_filling_grid(device, threads));
     if (launch.max_grid > 0) grid = std::min(grid, launch.max_grid);
     with_optimizer_kind(p.base.kind, [&](auto kind) {
       constexpr OptimizerKind K = decltype(kind)::value;

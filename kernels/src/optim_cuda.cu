@@ -19,18 +19,21 @@ using cuda::check;
 
 constexpr int kNormThreads = 256;  // the shared-memory tree of the norm pass holds this many sums
 
-__global__ void scan_gradient_kernel(const OptimizerParams p, int* nonfinite) {
+// Kernel parameters are __grid_constant__: no per-thread copy of the (large) parameter struct.
+// The non-finite flag is a float, as torch's found_inf, so a caller's flag and the scan's are alike.
+__global__ void scan_gradient_kernel(const __grid_constant__ OptimizerParams p, float* nonfinite) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
-    if (gradient_nonfinite(p, i)) *nonfinite = 1;  // every writer writes 1: the race is benign
+    if (gradient_nonfinite(p, i)) *nonfinite = 1.0f;  // every writer writes 1: the race is benign
   }
 }
 
-// `skip` is the device-side non-finite flag of the scan: set, the kernel writes nothing. So the
-// elementwise step needs no host round trip between the scan and the update.
+// `skip` is a device-side non-finite flag (the scan's, or the caller's found_inf): nonzero, the
+// kernel writes nothing. So the elementwise step needs no host round trip before the update.
 template <OptimizerKind K>
-__global__ void apply_kernel(const OptimizerParams p, std::int64_t first, std::int64_t last, const int* skip) {
-  if (skip != nullptr && *skip != 0) return;
+__global__ void apply_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, std::int64_t last,
+                             const float* skip) {
+  if (skip != nullptr && *skip != 0.0f) return;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < last; i += stride) {
     optimizer_step_element_of<K>(p, i);
@@ -49,7 +52,7 @@ __device__ void reduce_block(ExactSquareSum* shared, ExactSquareSum mine, ExactS
 }
 
 template <OptimizerKind K>
-__global__ void norm_kernel(const OptimizerParams p, std::int64_t first, std::int64_t last, ExactSquareSum* block_sums) {
+__global__ void norm_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, std::int64_t last, ExactSquareSum* block_sums) {
   __shared__ ExactSquareSum shared[kNormThreads];
   ExactSquareSum param_sum, direction_sum;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -78,23 +81,23 @@ namespace cuda {
 
 namespace {
 
-int* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchConfig& launch) {
+float* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const int threads = threads_of(launch);
-  auto* flag = static_cast<int*>(scratch(device, sizeof(int), kScanFlagSlot));
-  check(cudaMemsetAsync(flag, 0, sizeof(int)), "cudaMemset");
+  auto* flag = static_cast<float*>(scratch(device, sizeof(float), kScanFlagSlot));
+  check(cudaMemsetAsync(flag, 0, sizeof(float)), "cudaMemset");
   scan_gradient_kernel<<<grid_of(launch, p.numel, threads), threads>>>(p, flag);
   check(cudaGetLastError(), "gradient scan launch");
   return flag;
 }
 
-bool read_flag(const int* flag) {
-  int value = 0;
-  check(cudaMemcpy(&value, flag, sizeof(int), cudaMemcpyDeviceToHost), "gradient scan");
-  return value != 0;
+bool read_flag(const float* flag) {
+  float value = 0;
+  check(cudaMemcpy(&value, flag, sizeof(float), cudaMemcpyDeviceToHost), "non-finite flag");
+  return value != 0.0f;
 }
 
-void launch_apply(const OptimizerParams& p, const LaunchConfig& launch, const int* skip) {
+void launch_apply(const OptimizerParams& p, const LaunchConfig& launch, const float* skip) {
   const int threads = threads_of(launch);
   for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
     const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
@@ -112,9 +115,22 @@ bool gradient_has_nonfinite(int device, const OptimizerParams& p, const LaunchCo
 }
 
 bool scan_and_apply(int device, const OptimizerParams& p, const LaunchConfig& launch) {
-  const int* flag = launch_gradient_scan(device, p, launch);
+  const float* flag = launch_gradient_scan(device, p, launch);
   launch_apply(p, launch, flag);
   return read_flag(flag);  // waits for both kernels
+}
+
+bool apply_unless_found_inf(int device, const OptimizerParams& p, const LaunchConfig& launch, const float* found_inf,
+                            bool synchronize) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  launch_apply(p, launch, found_inf);
+  if (!synchronize) return false;
+  return read_flag(found_inf);  // waits for the kernel
+}
+
+bool found_inf_set(int device, const float* found_inf) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  return read_flag(found_inf);
 }
 
 NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& launch) {

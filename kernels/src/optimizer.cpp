@@ -153,4 +153,36 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
   return report;
 }
 
+StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                          const TensorView& grad, const std::vector<TensorView>& states, const FoundInf& found_inf,
+                          const LaunchConfig& launch) {
+  if (found_inf.flag == nullptr) {
+    throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) +
+                                                 ": found_inf.flag is null; pass the flag's address, or call the "
+                                                 "optimizer_step without FoundInf to scan the gradient");
+  }
+  OptimizerParams p = prepare_optimizer_step(kind, h, param, grad, states);
+  StepReport report;
+  if (p.numel == 0) return report;
+  const bool on_cpu = param.device.kind == DeviceKind::cpu;
+  const int device = param.device.index;
+  if (!on_cpu && !needs_norm_pass(kind, h)) {
+    report.nonfinite_gradient = cuda::apply_unless_found_inf(device, p, launch, found_inf.flag, found_inf.synchronize);
+    return report;
+  }
+  // The CPU, and the norm-based steps (whose norm pass waits for the device anyway): read the flag first.
+  report.nonfinite_gradient = on_cpu ? *found_inf.flag != 0.0f : cuda::found_inf_set(device, found_inf.flag);
+  if (report.nonfinite_gradient) return report;
+  if (needs_norm_pass(kind, h)) {
+    const NormSums sums = on_cpu ? cpu::norm_pass(p, launch) : cuda::norm_pass(device, p, launch);
+    finish_norm_pass(kind, h, sums, p.s);
+  }
+  if (on_cpu) {
+    cpu::apply_pass(p, launch);
+  } else {
+    cuda::apply_pass(device, p, launch);
+  }
+  return report;
+}
+
 }  // namespace bitparity

@@ -23,7 +23,10 @@ void dequantize(const CodeTable& table, const DequantizeParams& params, const La
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
     detail::parallel_for(first, last, launch.threads, min_blocks, [&](std::int64_t block) {
       const std::int64_t end = block_end(block, params.blocksize, params.numel);
-      for (std::int64_t i = block_begin(block, params.blocksize); i < end; ++i) dequantize_element(table, params, i);
+      const float absmax = params.absmax[block];
+      for (std::int64_t i = block_begin(block, params.blocksize); i < end; ++i) {
+        dequantize_element_in_block(table, params, i, absmax);
+      }
     });
   });
 }

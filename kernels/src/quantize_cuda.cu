@@ -1,6 +1,9 @@
 // The CUDA launcher: the same kernel body as the CPU launcher over the same logical quant blocks.
-// One CUDA block per quant block (grid-stride beyond max_grid); its threads scan the block, reduce
-// the absmax in shared memory (max is exact, so the reduction order cannot matter), then quantize.
+// A CUDA block walks quant blocks (grid-stride over a grid that fills the device, so each block
+// copies the decision table to shared memory once); its threads scan a quant block, merge the
+// absmax in two levels (max is exact, so the grouping cannot matter), then quantize.
+// Kernel parameters are __grid_constant__: indexing a by-value parameter would otherwise copy the
+// whole struct (a 3 KB code table) into every thread's local memory.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quantize.hpp"
 
+#include "block_scan_cuda.cuh"
 #include "cuda_support.hpp"
 
 namespace bitparity {
@@ -16,6 +20,8 @@ namespace bitparity {
 namespace {
 
 using cuda::check;
+using cuda::device_filling_grid;
+using cuda::merged_block_scan;
 
 constexpr int kMaxThreads = 1024;
 
@@ -26,10 +32,11 @@ int threads_for(const LaunchConfig& launch, std::int64_t work_per_block) {
   return std::max(1, threads);
 }
 
-std::int64_t grid_for(const LaunchConfig& launch, std::int64_t blocks) {
-  std::int64_t grid = blocks;
+// No more blocks than the work has, than fill the device, or than the caller's cap.
+std::int64_t grid_for(int device, const LaunchConfig& launch, std::int64_t blocks, int threads) {
+  std::int64_t grid = std::min(blocks, device_filling_grid(device, threads));
   if (launch.max_grid > 0) grid = std::min(grid, launch.max_grid);
-  return std::min<std::int64_t>(grid, 1 << 30);
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(grid, 1 << 30));
 }
 
 // Each CUDA block copies the decision table into shared memory once.
@@ -40,10 +47,11 @@ __device__ void load_table(CodeTable& shared, const CodeTable& table) {
   __syncthreads();
 }
 
-__global__ void quantize_kernel(const CodeTable table, const QuantizeParams p, std::int64_t first, std::int64_t last) {
+__global__ void quantize_kernel(const __grid_constant__ CodeTable table, const __grid_constant__ QuantizeParams p,
+                                std::int64_t first, std::int64_t last) {
   __shared__ CodeTable shared_table;
-  __shared__ float block_absmax[kMaxThreads];
-  __shared__ int block_nonfinite[kMaxThreads];
+  __shared__ float absmax_slots[kMaxThreads];
+  __shared__ int flag_slots[kMaxThreads];
   load_table(shared_table, table);
   for (std::int64_t block = first + blockIdx.x; block < last; block += gridDim.x) {
     const std::int64_t begin = block_begin(block, p.blocksize);
@@ -52,42 +60,37 @@ __global__ void quantize_kernel(const CodeTable table, const QuantizeParams p, s
     for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       scan_element(scan, load_as_float(p.input, p.input_dtype, p.input_index.storage(i)));
     }
-    block_absmax[threadIdx.x] = scan.absmax;
-    block_nonfinite[threadIdx.x] = scan.nonfinite ? 1 : 0;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      BlockScan total;
-      for (unsigned t = 0; t < blockDim.x; ++t) merge_scan(total, BlockScan{block_absmax[t], block_nonfinite[t] != 0});
-      block_absmax[0] = finish_block(p, block, total);
-      block_nonfinite[0] = total.nonfinite ? 1 : 0;
-    }
-    __syncthreads();
-    const float absmax = block_absmax[0];
-    const bool nonfinite = block_nonfinite[0] != 0;
+    const BlockScan total = merged_block_scan(scan, absmax_slots, flag_slots);
+    if (threadIdx.x == 0) finish_block(p, block, total);
+    const float absmax = stored_absmax(total);
     if (shared_table.bits == 4) {
       for (std::int64_t byte = begin / 2 + threadIdx.x; byte < (end + 1) / 2; byte += blockDim.x) {
-        p.codes[byte] = quantize_packed_byte(shared_table, p, byte, absmax, nonfinite);
+        p.codes[byte] = quantize_packed_byte(shared_table, p, byte, absmax, total.nonfinite);
       }
     } else {
       for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-        p.codes[i] = nonfinite ? shared_table.zero_code : quantize_element(shared_table, p, i, absmax);
+        p.codes[i] = total.nonfinite ? shared_table.zero_code : quantize_element(shared_table, p, i, absmax);
       }
     }
-    __syncthreads();  // block_absmax is reused by the next quant block
   }
 }
 
-__global__ void dequantize_kernel(const CodeTable table, const DequantizeParams p, std::int64_t first,
-                                  std::int64_t last) {
+// One quant block at a time per CUDA block: its absmax is loaded once, then each thread dequantizes
+// its elements of it.
+__global__ void dequantize_kernel(const __grid_constant__ CodeTable table, const __grid_constant__ DequantizeParams p,
+                                  std::int64_t first, std::int64_t last) {
   __shared__ CodeTable shared_table;
   load_table(shared_table, table);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < last; i += stride) {
-    dequantize_element(shared_table, p, i);
+  for (std::int64_t block = first + blockIdx.x; block < last; block += gridDim.x) {
+    const float absmax = p.absmax[block];
+    const std::int64_t end = block_end(block, p.blocksize, p.numel);
+    for (std::int64_t i = block_begin(block, p.blocksize) + threadIdx.x; i < end; i += blockDim.x) {
+      dequantize_element_in_block(shared_table, p, i, absmax);
+    }
   }
 }
 
-__global__ void convert_kernel(const ConvertParams p) {
+__global__ void convert_kernel(const __grid_constant__ ConvertParams p) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
     convert_element(p, i);
@@ -116,7 +119,8 @@ void quantize(int device, const CodeTable& table, const QuantizeParams& params, 
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
-    quantize_kernel<<<static_cast<unsigned>(grid_for(launch, last - first)), threads>>>(table, params, first, last);
+    const auto grid = static_cast<unsigned>(grid_for(device, launch, last - first, threads));
+    quantize_kernel<<<grid, threads>>>(table, params, first, last);
     check(cudaGetLastError(), "quantize kernel launch");
   }
   check(cudaDeviceSynchronize(), "quantize kernel");
@@ -125,13 +129,12 @@ void quantize(int device, const CodeTable& table, const QuantizeParams& params, 
 void dequantize(int device, const CodeTable& table, const DequantizeParams& params, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
-  const int threads = threads_for(launch, 1024);
+  const int threads = threads_for(launch, params.blocksize);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
-    const std::int64_t begin = first * params.blocksize;
-    const std::int64_t end = std::min(params.numel, std::min(blocks, first + per_launch) * params.blocksize);
-    const std::int64_t grid = grid_for(launch, (end - begin + threads - 1) / threads);
-    dequantize_kernel<<<static_cast<unsigned>(grid), threads>>>(table, params, begin, end);
+    const std::int64_t last = std::min(blocks, first + per_launch);
+    const auto grid = static_cast<unsigned>(grid_for(device, launch, last - first, threads));
+    dequantize_kernel<<<grid, threads>>>(table, params, first, last);
     check(cudaGetLastError(), "dequantize kernel launch");
   }
   check(cudaDeviceSynchronize(), "dequantize kernel");
@@ -140,7 +143,9 @@ void dequantize(int device, const CodeTable& table, const DequantizeParams& para
 void convert(int device, const ConvertParams& params, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const int threads = threads_for(launch, 1024);
-  const std::int64_t grid = grid_for(launch, (params.numel + threads - 1) / threads);
+  std::int64_t grid = std::max<std::int64_t>(1, (params.numel + threads - 1) / threads);
+  if (launch.max_grid > 0) grid = std::min(grid, launch.max_grid);
+  grid = std::min<std::int64_t>(grid, 1 << 30);
   convert_kernel<<<static_cast<unsigned>(grid), threads>>>(params);
   check(cudaGetLastError(), "convert kernel launch");
   check(cudaDeviceSynchronize(), "convert kernel");

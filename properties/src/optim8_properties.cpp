@@ -133,7 +133,7 @@ void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
     }
   }
   const auto bounds = reference::OptimReference(b.kind, b.hyper, b.param_dtype).bounds_all(inputs);
-  std::int64_t bad = 0;
+  std::int64_t bad = 0, ill_conditioned = 0;
   std::string first;
   auto fail = [&](const std::string& text) {
     if (bad++ == 0) first = text;
@@ -141,9 +141,15 @@ void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
   for (std::int64_t i = 0; i < n; ++i) {
     const float p = value_of_bits(r.param_bits[i], b.param_dtype);
     const double largest = b.param_dtype == DType::f16 ? 65504.0 : (b.param_dtype == DType::bf16 ? 0x1.fep127 : 0x1.fffffep127);
-    const bool overflow_allowed = std::fabs(bounds[i].value[0]) + bounds[i].bound[0] >= largest;
-    if (std::isinf(p) && overflow_allowed && (p > 0) == (bounds[i].value[0] > 0)) continue;  // correct rounding overflows
-    if (std::isfinite(bounds[i].bound[0])) {
+    const bool bounded = std::isfinite(bounds[i].bound[0]);
+    const double reach = std::fabs(bounds[i].value[0]) + (bounded ? bounds[i].bound[0] : 0.0);
+    if (std::isinf(p) && reach >= largest && (p > 0) == (bounds[i].value[0] > 0)) continue;  // correct rounding overflows
+    if (!bounded) ++ill_conditioned;
+    if (!std::isfinite(p) && !bounded && std::isfinite(bounds[i].value[0])) {
+      // Ill-conditioned, but finite inputs whose exact result is finite must not give inf or NaN.
+      fail("parameter of element " + std::to_string(i) + ": kernel " + show_float(p) + " from finite inputs, exact " +
+           show_double(bounds[i].value[0]) + " (no finite bound: ill-conditioned, but finite)");
+    } else if (bounded) {
       const double ratio = std::fabs(p - bounds[i].value[0]) / std::max(bounds[i].bound[0], 1e-300);
       stats.observe_ratio(ratio);
       if (ratio > 1.0) fail("parameter of element " + std::to_string(i) + ": kernel " + show_float(p) + ", exact " +
@@ -188,6 +194,7 @@ void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
     }
   }
   if (bad > 0) report_violation(stats, bad, std::to_string(bad) + " violations; first: " + first);
+  if (!stats.failed) stats.ill_conditioned += ill_conditioned;
   stats.pass_case(n);
 }
 

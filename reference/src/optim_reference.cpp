@@ -91,7 +91,17 @@ enum class Decision { pass, fail, undecided };
 // One output: pass when |kernel - value| <= err - ref, fail when > err + ref.
 template <class T>
 Decision decide(const Tracked<T>& expected, float kernel, double largest, double& ratio) {
-  if (!(expected.err < kInfinity)) return Decision::pass;  // ill-conditioned: no finite bound exists
+  if (!(expected.err < kInfinity)) {
+    // Ill-conditioned (a divisor or a square root's argument may vanish): no finite bound exists, so
+    // a finite kernel value is not judged. A non-finite one still is: finite inputs may give inf or
+    // NaN only where the exact result is itself undefined or infinite, or rounds past the largest.
+    if (std::isfinite(kernel)) return Decision::pass;
+    const double exact = magnitude(expected.value);
+    if (!std::isfinite(exact)) return Decision::pass;
+    const bool may_overflow = exact + expected.ref >= largest && (kernel > 0) == (expected.value > T(0));
+    ratio = may_overflow ? 0.0 : kInfinity;
+    return std::isinf(kernel) && may_overflow ? Decision::pass : Decision::fail;
+  }
   if (std::isinf(kernel)) {
     // Overflow is the correct rounding only when the exact value may reach the largest finite.
     const bool may_overflow = magnitude(expected.value) + expected.ref + expected.err >= largest;

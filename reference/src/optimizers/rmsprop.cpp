@@ -20,7 +20,7 @@ struct RmspropReference {
     if (s.centered) {
       const Tracked<T> grad_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[1], g);
       e.s[1] = grad_avg;
-      variance = sub(square_avg, mul(grad_avg, grad_avg));
+      variance = clamped_at_zero(sub(square_avg, mul(grad_avg, grad_avg)));
     }
     const Tracked<T> denom = add(square_root(variance), s.eps);
     if (s.momentum.value > T(0)) {

@@ -24,6 +24,23 @@ BP_HD void store_float(void* base, DType dtype, std::int64_t at, float value) {
   }
 }
 
+// Store a result an optimizer computed, rounding once to the destination dtype. A NaN is written
+// as the dtype's canonical quiet NaN: x86 and CUDA produce different NaN bits (0xFFC00000 and
+// 0x7FFFFFFF) and propagate payloads differently, so only a canonical NaN keeps devices bitwise equal.
+BP_HD void store_computed_float(void* base, DType dtype, std::int64_t at, float value) {
+  if (value != value) {
+    switch (dtype) {
+      case DType::f16: static_cast<std::uint16_t*>(base)[at] = kCanonicalNanF16; return;
+      case DType::bf16: static_cast<std::uint16_t*>(base)[at] = kCanonicalNanBF16; return;
+      default: static_cast<float*>(base)[at] = float_from_bits(kCanonicalNanF32); return;
+    }
+  }
+  store_float(base, dtype, at, value);
+}
+
+// An fp32 state an optimizer computed: a NaN becomes the canonical quiet NaN (as above).
+BP_HD float canonical_state(float value) { return value != value ? float_from_bits(kCanonicalNanF32) : value; }
+
 // Store an exact double, rounding once to the destination dtype. A NaN is written as the
 // dtype's canonical quiet NaN, so that its bits cannot depend on the device's NaN propagation.
 BP_HD void store_rounded_double(void* base, DType dtype, std::int64_t at, double exact) {

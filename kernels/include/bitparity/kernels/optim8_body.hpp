@@ -25,7 +25,7 @@ BP_HD float dequantize_state(const CodeTable& table, std::uint8_t code, float ab
 // The new absmax of a state's block: the exact maximum of the new states, or the canonical NaN when
 // one of them is not finite (the block is stored as zero codes and reported).
 BP_HD float new_block_absmax(const BlockScan& scan) {
-  return scan.nonfinite ? float_from_bits(kCanonicalNanF32) : scan.absmax;
+  return stored_absmax(scan);
 }
 
 // Load element i with its states dequantized against the block's old absmax, and run the step.
@@ -46,7 +46,7 @@ template <OptimizerKind K>
 BP_HD void optim8_store(const Optimizer8Params& p, const CodeTable* tables, const float* new_absmax,
                         const bool* nonfinite, std::int64_t i, const ElementValues& e) {
   constexpr int states = state_count(K);
-  store_float(p.base.param, p.base.param_dtype, p.base.param_index.storage(i), e.p);
+  store_computed_float(p.base.param, p.base.param_dtype, p.base.param_index.storage(i), e.p);
   for (int k = 0; k < states; ++k) {
     const CodeTable& table = tables[p.table_of_state[k]];
     p.codes[k][i] = nonfinite[k] ? table.zero_code

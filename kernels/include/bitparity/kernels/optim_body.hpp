@@ -89,8 +89,8 @@ BP_HD ElementValues load_element(const OptimizerParams& p, std::int64_t i) {
 }
 
 BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const ElementValues& e, int states) {
-  store_float(p.param, p.param_dtype, p.param_index.storage(i), e.p);
-  for (int k = 0; k < states; ++k) p.state[k][p.state_index[k].storage(i)] = e.s[k];
+  store_computed_float(p.param, p.param_dtype, p.param_index.storage(i), e.p);
+  for (int k = 0; k < states; ++k) p.state[k][p.state_index[k].storage(i)] = canonical_state(e.s[k]);
 }
 
 BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const ElementValues& e) {
@@ -108,7 +108,7 @@ BP_HD void norm_terms_element_of(const OptimizerParams& p, std::int64_t i, Exact
   direction_sum.add_square(terms.direction);
   if constexpr (Descriptor<K>::norm_based) {
     if constexpr (Descriptor<K>::norm_pass_writes_states) {
-      for (int k = 0; k < states; ++k) p.state[k][p.state_index[k].storage(i)] = e.s[k];
+      for (int k = 0; k < states; ++k) p.state[k][p.state_index[k].storage(i)] = canonical_state(e.s[k]);
     }
   }
 }

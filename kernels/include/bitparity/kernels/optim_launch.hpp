@@ -28,6 +28,11 @@ bool gradient_has_nonfinite(int device, const OptimizerParams& params, const Lau
 // Elementwise optimizers: scan and update back to back on the device (the update kernel skips itself
 // when the scan found a NaN/Inf), one host synchronisation; returns the scan's verdict.
 bool scan_and_apply(int device, const OptimizerParams& params, const LaunchConfig& launch);
+// The caller's found_inf (device memory) instead of the scan: the update kernel skips itself when
+// it is nonzero. With `synchronize`, waits and returns the flag; otherwise returns false at once.
+bool apply_unless_found_inf(int device, const OptimizerParams& params, const LaunchConfig& launch,
+                            const float* found_inf, bool synchronize);
+bool found_inf_set(int device, const float* found_inf);  // reads the flag (waits for the stream)
 NormSums norm_pass(int device, const OptimizerParams& params, const LaunchConfig& launch);
 void apply_pass(int device, const OptimizerParams& params, const LaunchConfig& launch);
 }  // namespace cuda

@@ -62,4 +62,21 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
                           const TensorView& grad, const std::vector<TensorView>& states,
                           const LaunchConfig& launch = {});
 
+// A caller that already knows whether its gradients are finite (torch's found_inf, as GradScaler
+// computes it while unscaling) passes that flag instead of paying for the step's own pre-scan.
+struct FoundInf {
+  // One float where the step runs: device memory for a CUDA step, host memory on the CPU. Nonzero:
+  // the step writes nothing (as a non-finite gradient would).
+  const float* flag = nullptr;
+  // CUDA: false returns as soon as the update is queued, with no host synchronisation; the report
+  // then says nothing (nonfinite_gradient false): the caller reads its own flag.
+  bool synchronize = true;
+};
+
+// The step of optimizer_step without the non-finite pre-scan: `found_inf` decides, as in torch's
+// fused step. The report's nonfinite_gradient is the flag (when synchronised).
+StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
+                          const TensorView& grad, const std::vector<TensorView>& states, const FoundInf& found_inf,
+                          const LaunchConfig& launch = {});
+
 }  // namespace bitparity

@@ -23,6 +23,10 @@ BP_HD float prepared_gradient(const StepScalars& s, float g) {
   return g;
 }
 
+// max(x, 0) with NaN kept: a centred variance that rounds (or, from independently quantized 8-bit
+// states, really is) below zero is zero, not the NaN of a negative square root (ARITHMETIC.md).
+BP_HD float clamped_at_zero(float x) { return x < 0.0f ? 0.0f : x; }
+
 // beta * state + (1 - beta) * x, as two products and one sum.
 BP_HD float moving_average(float beta, float one_minus_beta, float state, float x) {
   return beta * state + one_minus_beta * x;

@@ -121,9 +121,13 @@ BP_HD std::uint8_t quantize_element(const CodeTable& table, const QuantizeParams
 
 // Write the absmax and flag of a block once its scan is complete. A block with NaN or infinity
 // gets absmax NaN, its flag set, and every code set to the zero code.
+BP_HD float stored_absmax(const BlockScan& scan) {
+  return scan.nonfinite ? float_from_bits(kCanonicalNanF32) : scan.absmax;
+}
+
 BP_HD float finish_block(const QuantizeParams& p, std::int64_t block, const BlockScan& scan) {
   p.nonfinite[block] = scan.nonfinite ? 1 : 0;
-  const float absmax = scan.nonfinite ? float_from_bits(kCanonicalNanF32) : scan.absmax;
+  const float absmax = stored_absmax(scan);
   p.absmax[block] = absmax;
   return absmax;
 }
@@ -168,11 +172,16 @@ BP_HD std::uint8_t code_at(const DequantizeParams& p, std::int64_t logical) {
 
 // out = round(code_value * absmax): the product of two fp32 values is exact in double, so the
 // only rounding is the one to the output dtype.
-BP_HD void dequantize_element(const CodeTable& table, const DequantizeParams& p, std::int64_t logical) {
+// `absmax` is the absmax of the element's block (launchers that walk a block load it once).
+BP_HD void dequantize_element_in_block(const CodeTable& table, const DequantizeParams& p, std::int64_t logical,
+                                       float absmax) {
   const float code_value = table.code_values[code_at(p, logical)];
-  const float absmax = p.absmax[logical / p.blocksize];
   const double exact = static_cast<double>(code_value) * static_cast<double>(absmax);
   store_rounded_double(p.output, p.output_dtype, p.output_index.storage(logical), exact);
+}
+
+BP_HD void dequantize_element(const CodeTable& table, const DequantizeParams& p, std::int64_t logical) {
+  dequantize_element_in_block(table, p, logical, p.absmax[logical / p.blocksize]);
 }
 
 struct ConvertParams {

@@ -173,6 +173,16 @@ Tracked<T> square_root(const Tracked<T>& a) {
   return r;
 }
 
+// max(x, 0), the specified clamp of a centred variance: exact on both sides (the exact operation is
+// max(exact, 0) too), and max(., 0) is 1-Lipschitz, so neither bound grows. NaN stays NaN.
+template <class T>
+Tracked<T> clamped_at_zero(const Tracked<T>& a) {
+  Tracked<T> r = a;
+  if (a.value < T(0)) r.value = T(0);
+  r.nonnegative = true;
+  return r;
+}
+
 // sign(x) in {-1, 0, 1}: exact when |x| exceeds the kernel's error, otherwise off by up to 2.
 template <class T>
 Tracked<T> sign(const Tracked<T>& a) {

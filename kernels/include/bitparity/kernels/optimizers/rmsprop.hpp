@@ -30,7 +30,7 @@ struct Rmsprop {
     if (s.centered) {
       const float grad_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[1], g);
       e.s[1] = grad_avg;
-      variance = square_avg - grad_avg * grad_avg;
+      variance = clamped_at_zero(square_avg - grad_avg * grad_avg);
     }
     const float denom = sqrtf(variance) + s.eps;
     if (s.momentum > 0.0f) {
