@@ -1,16 +1,21 @@
 #pragma once
-// What every CUDA launcher shares: the error check that turns a CUDA status into Error, and
-// device scratch kept per host thread, device and slot, so that a step allocates nothing.
+// What every CUDA launcher shares: the error check that turns a CUDA status into Error, device
+// scratch kept per host thread, device and slot, so that a step allocates nothing, the code tables
+// kept on each device, and the grid that fills a device.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/quant_format.hpp"
 
 namespace bitparity::cuda {
 
@@ -48,6 +53,26 @@ inline std::int64_t device_filling_grid(int device, int threads) {
   }
   const int per_sm = std::max(1, std::min(32, 2048 / std::max(1, threads)));
   return static_cast<std::int64_t>(found->second) * per_sm;
+}
+
+// Code tables on a device, uploaded once per device and list of formats and kept for the process:
+// kernels read them through the L1 cache rather than copying them (11 KB each) into shared memory,
+// which would cap the blocks an SM holds.
+inline const CodeTable* device_code_tables(int device, std::initializer_list<QuantFormat> formats) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, std::vector<int>>, void*> uploaded;
+  std::vector<int> key;
+  for (QuantFormat f : formats) key.push_back(static_cast<int>(f));
+  const std::lock_guard<std::mutex> lock(mutex);
+  void*& pointer = uploaded[{device, key}];
+  if (pointer == nullptr) {
+    std::vector<CodeTable> tables;
+    for (QuantFormat f : formats) tables.push_back(code_table(f));
+    check(cudaMalloc(&pointer, sizeof(CodeTable) * tables.size()), "cudaMalloc (code tables)");
+    check(cudaMemcpy(pointer, tables.data(), sizeof(CodeTable) * tables.size(), cudaMemcpyHostToDevice),
+          "cudaMemcpy (code tables)");
+  }
+  return static_cast<const CodeTable*>(pointer);
 }
 
 // Slots: one per use, so that two scratch buffers of one call never share memory.

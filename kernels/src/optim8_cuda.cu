@@ -1,5 +1,6 @@
 // The CUDA launcher of the 8-bit optimizers: a CUDA block walks quant blocks (grid-stride over a
-// grid that fills the device, so the two code tables are copied to shared memory once per block).
+// grid that fills the device); the two code tables are read through the L1 cache from the device's
+// own copy.
 // Pass 1 computes the new states to merge their absmax (max is exact); pass 2 stores, reusing the
 // element values of pass 1 kept in registers (the first kCached per thread) and recomputing the rest
 // from the old codes and absmax, which are bitwise the same. Each thread reads and writes only its
@@ -20,28 +21,19 @@ namespace bitparity {
 namespace {
 
 using cuda::check;
+using cuda::device_code_tables;
 
 constexpr int kThreads8 = 256;
 constexpr int kCached = 4;  // element values per thread kept from pass 1 to pass 2
 
-struct Tables8 {
-  CodeTable table[2];  // signed, unsigned
-};
-
 template <OptimizerKind K>
-__global__ void optimizer8_kernel(const __grid_constant__ Optimizer8Params p, const __grid_constant__ Tables8 tables,
+__global__ void optimizer8_kernel(const __grid_constant__ Optimizer8Params p, const CodeTable* __restrict__ tables,
                                   std::int64_t first, std::int64_t last, int* nonfinite_blocks) {
+  // tables: the signed and the unsigned code table, in device memory.
   constexpr int states = state_count(K);
-  __shared__ CodeTable shared_tables[2];
   __shared__ float absmax_slots[kThreads8];
   __shared__ int flag_slots[kThreads8];
   __shared__ float old_absmax[3];
-  {
-    const auto* source = reinterpret_cast<const std::uint32_t*>(&tables);
-    auto* destination = reinterpret_cast<std::uint32_t*>(shared_tables);
-    for (unsigned i = threadIdx.x; i < sizeof(Tables8) / 4; i += blockDim.x) destination[i] = source[i];
-    __syncthreads();
-  }
   const std::int64_t stride = blockDim.x;
   for (std::int64_t b = first + blockIdx.x; b < last; b += gridDim.x) {
     const std::int64_t begin = block_begin(b, p.blocksize), end = block_end(b, p.blocksize, p.base.numel);
@@ -55,12 +47,12 @@ __global__ void optimizer8_kernel(const __grid_constant__ Optimizer8Params p, co
     for (int j = 0; j < kCached; ++j) {
       const std::int64_t i = mine + j * stride;
       if (i < end) {
-        cached[j] = optim8_element<K>(p, shared_tables, old_absmax, i);
+        cached[j] = optim8_element<K>(p, tables, old_absmax, i);
         for (int k = 0; k < states; ++k) scan_element(scans[k], cached[j].s[k]);
       }
     }
     for (std::int64_t i = mine + kCached * stride; i < end; i += stride) {
-      const ElementValues e = optim8_element<K>(p, shared_tables, old_absmax, i);
+      const ElementValues e = optim8_element<K>(p, tables, old_absmax, i);
       for (int k = 0; k < states; ++k) scan_element(scans[k], e.s[k]);
     }
     float new_absmax[states];
@@ -76,10 +68,10 @@ __global__ void optimizer8_kernel(const __grid_constant__ Optimizer8Params p, co
 #pragma unroll
     for (int j = 0; j < kCached; ++j) {
       const std::int64_t i = mine + j * stride;
-      if (i < end) optim8_store<K>(p, shared_tables, new_absmax, nonfinite, i, cached[j]);
+      if (i < end) optim8_store<K>(p, tables, new_absmax, nonfinite, i, cached[j]);
     }
     for (std::int64_t i = mine + kCached * stride; i < end; i += stride) {
-      optim8_store<K>(p, shared_tables, new_absmax, nonfinite, i, optim8_element<K>(p, shared_tables, old_absmax, i));
+      optim8_store<K>(p, tables, new_absmax, nonfinite, i, optim8_element<K>(p, tables, old_absmax, i));
     }
     __syncthreads();  // old_absmax is read by every thread before the next quant block replaces it
     if (threadIdx.x == 0) {
@@ -94,12 +86,10 @@ namespace cuda {
 
 void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig& launch, std::int64_t& nonfinite_blocks) {
   check(cudaSetDevice(device), "cudaSetDevice");
-  Tables8 tables;
-  tables.table[0] = code_table(QuantFormat::dynamic8_signed);
-  tables.table[1] = code_table(QuantFormat::dynamic8_unsigned);
-  // Default: one thread per element of a quant block, up to kThreads8.
+  const CodeTable* tables = device_code_tables(device, {QuantFormat::dynamic8_signed, QuantFormat::dynamic8_unsigned});
+  // Default: kCached elements of a quant block per thread, from 32 up to kThreads8 threads.
   const int wanted = launch.threads > 0 ? launch.threads
-                                        : static_cast<int>(std::min<std::int64_t>(kThreads8, std::max<std::int64_t>(32, p.blocksize)));
+                                        : static_cast<int>(std::min<std::int64_t>(kThreads8, std::max<std::int64_t>(32, p.blocksize / kCached)));
   const int threads = std::clamp(wanted, 1, kThreads8);
   const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;

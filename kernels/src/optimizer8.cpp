@@ -1,8 +1,9 @@
 // 8-bit blockwise optimizer entry point: validation, the non-finite gradient policy, and the CPU
-// launcher (one quant block per task: a pass for the new absmax, a pass that stores).
+// launcher (one quant block per task: a pass for the new states and their absmax, a pass that stores).
 #include "bitparity/kernels/optimizer8.hpp"
 
 #include <string>
+#include <vector>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim8_body.hpp"
@@ -50,9 +51,13 @@ void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, st
         float old_absmax[3] = {0, 0, 0};
         for (int k = 0; k < states; ++k) old_absmax[k] = p.absmax[k][b];
         BlockScan scans[3];
+        // Pass 1's element values, kept for pass 2 (recomputing them gives the same bits).
+        thread_local std::vector<ElementValues> computed;
+        computed.resize(static_cast<std::size_t>(end - begin));
         for (std::int64_t i = begin; i < end; ++i) {
           const ElementValues e = optim8_element<K>(p, tables, old_absmax, i);
           for (int k = 0; k < states; ++k) scan_element(scans[k], e.s[k]);
+          computed[static_cast<std::size_t>(i - begin)] = e;
         }
         float new_absmax[3] = {0, 0, 0};
         bool nonfinite[3] = {false, false, false};
@@ -61,9 +66,8 @@ void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, st
           new_absmax[k] = new_block_absmax(scans[k]);
           flagged[b] = flagged[b] || nonfinite[k];
         }
-        // The second pass recomputes from the old codes and absmax (as the CUDA launcher does), then stores.
         for (std::int64_t i = begin; i < end; ++i) {
-          optim8_store<K>(p, tables, new_absmax, nonfinite, i, optim8_element<K>(p, tables, old_absmax, i));
+          optim8_store<K>(p, tables, new_absmax, nonfinite, i, computed[static_cast<std::size_t>(i - begin)]);
         }
         for (int k = 0; k < states; ++k) p.absmax[k][b] = new_absmax[k];
       });

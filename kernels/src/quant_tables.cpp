@@ -10,6 +10,7 @@
 
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quant_format.hpp"
 
 namespace bitparity {
@@ -61,6 +62,21 @@ std::vector<float> code_values_of(QuantFormat format) {
   return {};
 }
 
+// The count of midpoints below v is monotonic in v, so over a bucket of bit patterns it lies between
+// its values at the bucket's two ends (for negative patterns the larger bits are the smaller values).
+// A bucket holding NaN patterns (exponent field 255) starts at 0, the count of a NaN.
+void index_buckets(CodeTable& table) {
+  for (std::uint32_t bucket = 0; bucket < 4096; ++bucket) {
+    const float first = float_from_bits(bucket << 20), last = float_from_bits((bucket << 20) | 0xFFFFFu);
+    const bool holds_nan = ((bucket >> 3) & 0xFFu) == 0xFFu;
+    const int a = nearest_sorted_index_by_search(table, holds_nan ? std::numeric_limits<float>::infinity() : first);
+    const int b = holds_nan ? a : nearest_sorted_index_by_search(table, last);
+    const int low = holds_nan ? 0 : std::min(a, b), high = std::max(a, b);
+    table.bucket_low[bucket] = static_cast<std::uint8_t>(low);
+    table.bucket_span[bucket] = static_cast<std::uint8_t>(high - low);
+  }
+}
+
 CodeTable build_table(QuantFormat format) {
   const std::vector<float> values = code_values_of(format);
   CodeTable table;
@@ -96,6 +112,7 @@ CodeTable build_table(QuantFormat format) {
   table.first_step = 1;
   while (2 * table.first_step < table.sorted_count) table.first_step *= 2;
   if (!zero_found) throw Error(ErrorCode::invalid_argument, "code map has no +0 code");
+  index_buckets(table);
   return table;
 }
 

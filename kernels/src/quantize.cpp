@@ -102,7 +102,7 @@ QuantizeReport quantize_blockwise(const TensorView& input, QuantFormat format, s
     cpu::quantize(table, params, launch);
     std::copy(params.nonfinite, params.nonfinite + blocks, flags.begin());
   } else {
-    cuda::quantize(input.device.index, table, params, launch);
+    cuda::quantize(input.device.index, format, params, launch);
     cuda::copy_to_host(input.device.index, flags.data(), params.nonfinite, blocks);
   }
   for (std::int64_t b = 0; b < blocks; ++b) {
@@ -147,7 +147,7 @@ void dequantize_blockwise(const TensorView& codes, const TensorView& absmax, Qua
   if (output.device.kind == DeviceKind::cpu) {
     cpu::dequantize(table, params, launch);
   } else {
-    cuda::dequantize(output.device.index, table, params, launch);
+    cuda::dequantize(output.device.index, format, params, launch);
   }
 }
 

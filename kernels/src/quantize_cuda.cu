@@ -1,9 +1,9 @@
 // The CUDA launcher: the same kernel body as the CPU launcher over the same logical quant blocks.
-// A CUDA block walks quant blocks (grid-stride over a grid that fills the device, so each block
-// copies the decision table to shared memory once); its threads scan a quant block, merge the
-// absmax in two levels (max is exact, so the grouping cannot matter), then quantize.
-// Kernel parameters are __grid_constant__: indexing a by-value parameter would otherwise copy the
-// whole struct (a 3 KB code table) into every thread's local memory.
+// A CUDA block walks quant blocks (grid-stride over a grid that fills the device); its threads scan
+// a quant block, merge the absmax in two levels (max is exact, so the grouping cannot matter), then
+// quantize. Each thread keeps kUnroll loads in flight before it computes or stores. Parameter
+// structs are __grid_constant__: indexing a by-value parameter would otherwise copy the whole struct
+// into every thread's local memory.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,6 +20,7 @@ namespace bitparity {
 namespace {
 
 using cuda::check;
+using cuda::device_code_tables;
 using cuda::device_filling_grid;
 using cuda::merged_block_scan;
 
@@ -39,53 +40,77 @@ std::int64_t grid_for(int device, const LaunchConfig& launch, std::int64_t block
   return std::max<std::int64_t>(1, std::min<std::int64_t>(grid, 1 << 30));
 }
 
-// Each CUDA block copies the decision table into shared memory once.
-__device__ void load_table(CodeTable& shared, const CodeTable& table) {
-  const auto* source = reinterpret_cast<const std::uint32_t*>(&table);
-  auto* destination = reinterpret_cast<std::uint32_t*>(&shared);
-  for (unsigned i = threadIdx.x; i < sizeof(CodeTable) / 4; i += blockDim.x) destination[i] = source[i];
-  __syncthreads();
-}
+constexpr int kUnroll = 4;  // elements a thread loads before it computes or stores any
 
-__global__ void quantize_kernel(const __grid_constant__ CodeTable table, const __grid_constant__ QuantizeParams p,
+// The code table is read through the L1 cache from the device's own copy (device_code_tables).
+__global__ void quantize_kernel(const CodeTable* __restrict__ tables, const __grid_constant__ QuantizeParams p,
                                 std::int64_t first, std::int64_t last) {
-  __shared__ CodeTable shared_table;
   __shared__ float absmax_slots[kMaxThreads];
   __shared__ int flag_slots[kMaxThreads];
-  load_table(shared_table, table);
+  const CodeTable& table = *tables;
+  const std::int64_t stride = blockDim.x;
   for (std::int64_t block = first + blockIdx.x; block < last; block += gridDim.x) {
     const std::int64_t begin = block_begin(block, p.blocksize);
     const std::int64_t end = block_end(block, p.blocksize, p.numel);
     BlockScan scan;
-    for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-      scan_element(scan, load_as_float(p.input, p.input_dtype, p.input_index.storage(i)));
+    for (std::int64_t base = begin + threadIdx.x; base < end; base += kUnroll * stride) {
+      float x[kUnroll];
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) {
+        const std::int64_t i = base + j * stride;
+        x[j] = i < end ? load_as_float(p.input, p.input_dtype, p.input_index.storage(i)) : 0.0f;  // 0 leaves a scan as it is
+      }
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) scan_element(scan, x[j]);
     }
     const BlockScan total = merged_block_scan(scan, absmax_slots, flag_slots);
     if (threadIdx.x == 0) finish_block(p, block, total);
     const float absmax = stored_absmax(total);
-    if (shared_table.bits == 4) {
-      for (std::int64_t byte = begin / 2 + threadIdx.x; byte < (end + 1) / 2; byte += blockDim.x) {
-        p.codes[byte] = quantize_packed_byte(shared_table, p, byte, absmax, total.nonfinite);
+    if (table.bits == 4) {
+      for (std::int64_t byte = begin / 2 + threadIdx.x; byte < (end + 1) / 2; byte += stride) {
+        p.codes[byte] = quantize_packed_byte(table, p, byte, absmax, total.nonfinite);
       }
+    } else if (total.nonfinite) {
+      for (std::int64_t i = begin + threadIdx.x; i < end; i += stride) p.codes[i] = table.zero_code;
     } else {
-      for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-        p.codes[i] = total.nonfinite ? shared_table.zero_code : quantize_element(shared_table, p, i, absmax);
+      for (std::int64_t base = begin + threadIdx.x; base < end; base += kUnroll * stride) {
+        float x[kUnroll];
+#pragma unroll
+        for (int j = 0; j < kUnroll; ++j) {
+          const std::int64_t i = base + j * stride;
+          x[j] = i < end ? load_as_float(p.input, p.input_dtype, p.input_index.storage(i)) : 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < kUnroll; ++j) {
+          const std::int64_t i = base + j * stride;
+          if (i < end) p.codes[i] = quantize_value(table, p, i, x[j], absmax);
+        }
       }
     }
   }
 }
 
-// One quant block at a time per CUDA block: its absmax is loaded once, then each thread dequantizes
-// its elements of it.
-__global__ void dequantize_kernel(const __grid_constant__ CodeTable table, const __grid_constant__ DequantizeParams p,
+// One quant block at a time per CUDA block: its absmax is loaded once; each thread loads kUnroll
+// codes, then stores their values.
+__global__ void dequantize_kernel(const CodeTable* __restrict__ tables, const __grid_constant__ DequantizeParams p,
                                   std::int64_t first, std::int64_t last) {
-  __shared__ CodeTable shared_table;
-  load_table(shared_table, table);
+  const CodeTable& table = *tables;
+  const std::int64_t stride = blockDim.x;
   for (std::int64_t block = first + blockIdx.x; block < last; block += gridDim.x) {
     const float absmax = p.absmax[block];
     const std::int64_t end = block_end(block, p.blocksize, p.numel);
-    for (std::int64_t i = block_begin(block, p.blocksize) + threadIdx.x; i < end; i += blockDim.x) {
-      dequantize_element_in_block(shared_table, p, i, absmax);
+    for (std::int64_t base = block_begin(block, p.blocksize) + threadIdx.x; base < end; base += kUnroll * stride) {
+      std::uint8_t code[kUnroll];
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) {
+        const std::int64_t i = base + j * stride;
+        code[j] = i < end ? code_at(p, i) : 0;
+      }
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) {
+        const std::int64_t i = base + j * stride;
+        if (i < end) store_dequantized(table, p, i, code[j], absmax);
+      }
     }
   }
 }
@@ -112,10 +137,11 @@ int cuda_device_count() {
 
 namespace cuda {
 
-void quantize(int device, const CodeTable& table, const QuantizeParams& params, const LaunchConfig& launch) {
+void quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
+  const CodeTable* table = device_code_tables(device, {format});
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
-  const int threads = threads_for(launch, table.bits == 4 ? params.blocksize / 2 : params.blocksize);
+  const int threads = threads_for(launch, params.blocksize / kUnroll);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
@@ -126,10 +152,11 @@ void quantize(int device, const CodeTable& table, const QuantizeParams& params, 
   check(cudaDeviceSynchronize(), "quantize kernel");
 }
 
-void dequantize(int device, const CodeTable& table, const DequantizeParams& params, const LaunchConfig& launch) {
+void dequantize(int device, QuantFormat format, const DequantizeParams& params, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
+  const CodeTable* table = device_code_tables(device, {format});
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
-  const int threads = threads_for(launch, params.blocksize);
+  const int threads = threads_for(launch, params.blocksize / kUnroll);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);

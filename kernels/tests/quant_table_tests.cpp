@@ -1,10 +1,38 @@
 #include <gtest/gtest.h>
 
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quant_format.hpp"
 
 namespace bitparity {
 namespace {
+
+// The bucket index gives the binary search's count for every fp32 pattern. The count is a step
+// function of v that moves only at midpoints, so checking every bucket's two ends and both sides of
+// every midpoint covers every pattern; a stride over all patterns and the NaNs check it besides.
+TEST(QuantTables, BucketIndexGivesTheSearchedNearestCode) {
+  for (const auto& info : quant_formats()) {
+    const CodeTable& table = code_table(info.format);
+    auto agree = [&](std::uint32_t bits) {
+      const float v = float_from_bits(bits);
+      return nearest_sorted_index(table, v) == nearest_sorted_index_by_search(table, v);
+    };
+    for (std::uint32_t bucket = 0; bucket < 4096; ++bucket) {
+      ASSERT_TRUE(agree(bucket << 20)) << info.name << " bucket " << bucket << " first";
+      ASSERT_TRUE(agree((bucket << 20) | 0xFFFFFu)) << info.name << " bucket " << bucket << " last";
+    }
+    for (int i = 0; i + 1 < table.sorted_count; ++i) {
+      const std::uint32_t m = float_bits(table.midpoints[i]);
+      for (std::uint32_t d = 0; d <= 2; ++d) {
+        ASSERT_TRUE(agree(m + d) && agree(m - d)) << info.name << " midpoint " << i << " +-" << d;
+      }
+    }
+    for (std::uint64_t bits = 0; bits < (1ull << 32); bits += 65521) {
+      ASSERT_TRUE(agree(static_cast<std::uint32_t>(bits))) << info.name << " pattern " << bits;
+    }
+    EXPECT_EQ(nearest_sorted_index(table, float_from_bits(0x7FC00000u)), 0) << "a NaN counts no midpoint";
+  }
+}
 
 TEST(QuantTables, DynamicMapsHave256SortedValuesSpanningTheRange) {
   for (bool is_signed : {true, false}) {

@@ -86,8 +86,20 @@ BP_HD int count_below(const float* ascending, int first_step, float v, bool or_e
 }
 
 // Index into sorted_values of the nearest code: the number of midpoints strictly below v, so a
-// value equal to a midpoint goes to the lower code.
+// value equal to a midpoint goes to the lower code. The bucket of v's bit pattern bounds that count
+// to [low, low + span]; the midpoints are ascending, so comparing v with the span's midpoints
+// counts the rest exactly (a NaN compares false and stays at its bucket's low of 0).
 BP_HD int nearest_sorted_index(const CodeTable& table, float v) {
+  const std::uint32_t bucket = float_bits(v) >> 20;
+  const int low = table.bucket_low[bucket];
+  const int span = table.bucket_span[bucket];
+  int count = low;
+  for (int j = 0; j < span; ++j) count += table.midpoints[low + j] < v ? 1 : 0;
+  return count;
+}
+
+// The same count by a binary search over all midpoints (builds the index; tests compare the two).
+BP_HD int nearest_sorted_index_by_search(const CodeTable& table, float v) {
   return count_below(table.midpoints, table.first_step, v, false);
 }
 
@@ -104,10 +116,10 @@ BP_HD int stochastic_sorted_index(const CodeTable& table, float v, float r) {
   return r < probability_up ? lo + 1 : lo;
 }
 
-// The code of element `logical` (call-local index) of a block with the given absmax.
-BP_HD std::uint8_t quantize_element(const CodeTable& table, const QuantizeParams& p, std::int64_t logical,
-                                   float absmax) {
-  const float x = load_as_float(p.input, p.input_dtype, p.input_index.storage(logical));
+// The code of element `logical` (call-local index), whose value x is already loaded, of a block with
+// the given absmax.
+BP_HD std::uint8_t quantize_value(const CodeTable& table, const QuantizeParams& p, std::int64_t logical, float x,
+                                  float absmax) {
   const float v = normalize(x, absmax);
   int sorted_index;
   if (p.rounding.enabled) {
@@ -117,6 +129,11 @@ BP_HD std::uint8_t quantize_element(const CodeTable& table, const QuantizeParams
     sorted_index = nearest_sorted_index(table, v);
   }
   return table.sorted_codes[sorted_index];
+}
+
+BP_HD std::uint8_t quantize_element(const CodeTable& table, const QuantizeParams& p, std::int64_t logical,
+                                   float absmax) {
+  return quantize_value(table, p, logical, load_as_float(p.input, p.input_dtype, p.input_index.storage(logical)), absmax);
 }
 
 // Write the absmax and flag of a block once its scan is complete. A block with NaN or infinity
@@ -173,11 +190,16 @@ BP_HD std::uint8_t code_at(const DequantizeParams& p, std::int64_t logical) {
 // out = round(code_value * absmax): the product of two fp32 values is exact in double, so the
 // only rounding is the one to the output dtype.
 // `absmax` is the absmax of the element's block (launchers that walk a block load it once).
+// `code` is the element's code, already loaded (launchers load several before storing any).
+BP_HD void store_dequantized(const CodeTable& table, const DequantizeParams& p, std::int64_t logical, std::uint8_t code,
+                             float absmax) {
+  const double exact = static_cast<double>(table.code_values[code]) * static_cast<double>(absmax);
+  store_rounded_double(p.output, p.output_dtype, p.output_index.storage(logical), exact);
+}
+
 BP_HD void dequantize_element_in_block(const CodeTable& table, const DequantizeParams& p, std::int64_t logical,
                                        float absmax) {
-  const float code_value = table.code_values[code_at(p, logical)];
-  const double exact = static_cast<double>(code_value) * static_cast<double>(absmax);
-  store_rounded_double(p.output, p.output_dtype, p.output_index.storage(logical), exact);
+  store_dequantized(table, p, logical, code_at(p, logical), absmax);
 }
 
 BP_HD void dequantize_element(const CodeTable& table, const DequantizeParams& p, std::int64_t logical) {

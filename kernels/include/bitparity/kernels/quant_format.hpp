@@ -20,6 +20,11 @@ struct CodeTable {
   std::uint8_t sorted_codes[256] = {};  // code emitted for each sorted value
   float code_values[256] = {};      // value of each code, for dequantisation
   std::uint8_t zero_code = 0;       // code of value +0, written for blocks without finite data
+  // An index over fp32 bit patterns that makes the nearest-code search short and exact: every v in
+  // bucket k = bits(v) >> 20 (sign, exponent, three fraction bits) has at least bucket_low[k] and at
+  // most bucket_low[k] + bucket_span[k] midpoints strictly below it (ARITHMETIC.md).
+  std::uint8_t bucket_low[4096] = {};
+  std::uint8_t bucket_span[4096] = {};
 };
 
 struct QuantFormatInfo {

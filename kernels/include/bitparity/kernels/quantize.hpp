@@ -41,8 +41,9 @@ void dequantize(const CodeTable& table, const DequantizeParams& params, const La
 void convert(const ConvertParams& params, const LaunchConfig& launch);
 }  // namespace cpu
 namespace cuda {
-void quantize(int device, const CodeTable& table, const QuantizeParams& params, const LaunchConfig& launch);
-void dequantize(int device, const CodeTable& table, const DequantizeParams& params, const LaunchConfig& launch);
+// The device reads the format's code table from its own copy (uploaded once).
+void quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch);
+void dequantize(int device, QuantFormat format, const DequantizeParams& params, const LaunchConfig& launch);
 void convert(int device, const ConvertParams& params, const LaunchConfig& launch);
 // Device memory helpers for the implementations under test (fixtures/).
 void* allocate(int device, std::int64_t bytes);
