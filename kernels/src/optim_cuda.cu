@@ -10,20 +10,25 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim_launch.hpp"
 #include "cuda_support.hpp"
+#include "optim_lanes_cuda.cuh"
 
 namespace bitparity {
 
 namespace {
 
 using cuda::check;
+using cuda::apply_lanes_kernel;
+using cuda::kLanes;
+using cuda::lanes_apply;
+using cuda::scan_gradient_lanes_kernel;
 
 constexpr int kNormThreads = 256;  // the shared-memory tree of the norm pass holds this many sums
 
 // Kernel parameters are __grid_constant__: no per-thread copy of the (large) parameter struct.
 // The non-finite flag is a float, as torch's found_inf, so a caller's flag and the scan's are alike.
-__global__ void scan_gradient_kernel(const __grid_constant__ OptimizerParams p, float* nonfinite) {
+__global__ void scan_gradient_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, float* nonfinite) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
+  for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
     if (gradient_nonfinite(p, i)) *nonfinite = 1.0f;  // every writer writes 1: the race is benign
   }
 }
@@ -86,8 +91,17 @@ float* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchCo
   const int threads = threads_of(launch);
   auto* flag = static_cast<float*>(scratch(device, sizeof(float), kScanFlagSlot));
   check(cudaMemsetAsync(flag, 0, sizeof(float)), "cudaMemset");
-  scan_gradient_kernel<<<grid_of(launch, p.numel, threads), threads>>>(p, flag);
-  check(cudaGetLastError(), "gradient scan launch");
+  std::int64_t first = 0;
+  if (lanes_apply(p, launch)) {  // the contiguous fast path, then the generic kernel for the tail
+    const std::int64_t groups = p.numel / kLanes;
+    scan_gradient_lanes_kernel<<<grid_of(launch, groups, threads), threads>>>(p, groups, flag);
+    check(cudaGetLastError(), "gradient scan launch");
+    first = groups * kLanes;
+  }
+  if (first < p.numel) {
+    scan_gradient_kernel<<<grid_of(launch, p.numel - first, threads), threads>>>(p, first, flag);
+    check(cudaGetLastError(), "gradient scan launch");
+  }
   return flag;
 }
 
@@ -99,7 +113,16 @@ bool read_flag(const float* flag) {
 
 void launch_apply(const OptimizerParams& p, const LaunchConfig& launch, const float* skip) {
   const int threads = threads_of(launch);
-  for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
+  std::int64_t start = 0;
+  if (lanes_apply(p, launch)) {  // the contiguous fast path, then the generic kernel for the tail
+    const std::int64_t groups = p.numel / kLanes;
+    with_optimizer_kind(p.kind, [&](auto kind) {
+      apply_lanes_kernel<decltype(kind)::value><<<grid_of(launch, groups, threads), threads>>>(p, groups, skip);
+    });
+    check(cudaGetLastError(), "optimizer kernel launch");
+    start = groups * kLanes;
+  }
+  for (std::int64_t first = start; first < p.numel; first += per_launch(p, launch)) {
     const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
     with_optimizer_kind(p.kind, [&](auto kind) {
       apply_kernel<decltype(kind)::value><<<grid_of(launch, last - first, threads), threads>>>(p, first, last, skip);

@@ -123,9 +123,10 @@ BP_HD void optimizer_step_element_of(const OptimizerParams& p, std::int64_t i) {
 }
 
 // True when the gradient element is NaN or infinite (checked before any element is changed).
+BP_HD bool nonfinite_gradient_value(float g) { return !(fabsf(g) <= 3.402823466e38f); }
+
 BP_HD bool gradient_nonfinite(const OptimizerParams& p, std::int64_t i) {
-  const float g = load_as_float(p.grad, p.grad_dtype, p.grad_index.storage(i));
-  return !(fabsf(g) <= 3.402823466e38f);
+  return nonfinite_gradient_value(load_as_float(p.grad, p.grad_dtype, p.grad_index.storage(i)));
 }
 
 }  // namespace bitparity
