@@ -27,7 +27,7 @@ constexpr int kThreads8 = 256;
 constexpr int kCached = 4;  // element values per thread kept from pass 1 to pass 2
 
 template <OptimizerKind K>
-__global__ void optimizer8_kernel(const __grid_constant__ Optimizer8Params p, const CodeTable* __restrict__ tables,
+__global__ void __launch_bounds__(kThreads8) optimizer8_kernel(const __grid_constant__ Optimizer8Params p, const CodeTable* __restrict__ tables,
                                   std::int64_t first, std::int64_t last, int* nonfinite_blocks) {
   // tables: the signed and the unsigned code table, in device memory.
   constexpr int states = state_count(K);

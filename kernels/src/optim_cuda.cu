@@ -23,10 +23,11 @@ using cuda::lanes_apply;
 using cuda::scan_gradient_lanes_kernel;
 
 constexpr int kNormThreads = 256;  // the shared-memory tree of the norm pass holds this many sums
+constexpr int kMaxThreads = 1024;  // the most threads per block a launch may ask for (threads_of)
 
 // Kernel parameters are __grid_constant__: no per-thread copy of the (large) parameter struct.
 // The non-finite flag is a float, as torch's found_inf, so a caller's flag and the scan's are alike.
-__global__ void scan_gradient_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, float* nonfinite) {
+__global__ void __launch_bounds__(kMaxThreads) scan_gradient_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, float* nonfinite) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = first + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
     if (gradient_nonfinite(p, i)) *nonfinite = 1.0f;  // every writer writes 1: the race is benign
@@ -36,7 +37,7 @@ __global__ void scan_gradient_kernel(const __grid_constant__ OptimizerParams p, 
 // `skip` is a device-side non-finite flag (the scan's, or the caller's found_inf): nonzero, the
 // kernel writes nothing. So the elementwise step needs no host round trip before the update.
 template <OptimizerKind K>
-__global__ void apply_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, std::int64_t last,
+__global__ void __launch_bounds__(kMaxThreads) apply_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, std::int64_t last,
                              const float* skip) {
   if (skip != nullptr && *skip != 0.0f) return;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -57,7 +58,7 @@ __device__ void reduce_block(ExactSquareSum* shared, ExactSquareSum mine, ExactS
 }
 
 template <OptimizerKind K>
-__global__ void norm_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, std::int64_t last, ExactSquareSum* block_sums) {
+__global__ void __launch_bounds__(kNormThreads) norm_kernel(const __grid_constant__ OptimizerParams p, std::int64_t first, std::int64_t last, ExactSquareSum* block_sums) {
   __shared__ ExactSquareSum shared[kNormThreads];
   ExactSquareSum param_sum, direction_sum;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -74,7 +75,7 @@ unsigned grid_of(const LaunchConfig& launch, std::int64_t elements, int threads)
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(grid, 1 << 30)));
 }
 
-int threads_of(const LaunchConfig& launch) { return std::clamp(launch.threads > 0 ? launch.threads : 256, 1, 1024); }
+int threads_of(const LaunchConfig& launch) { return std::clamp(launch.threads > 0 ? launch.threads : 256, 1, kMaxThreads); }
 
 std::int64_t per_launch(const OptimizerParams& p, const LaunchConfig& launch) {
   return launch.blocks_per_launch > 0 ? launch.blocks_per_launch * kOptimizerElementsPerLaunchBlock : p.numel;

@@ -45,7 +45,7 @@ __device__ inline void store_parameter_lanes(void* base, DType dtype, std::int64
 
 // Groups of kLanes elements from the views' offsets; `skip` as in apply_kernel.
 template <OptimizerKind K>
-__global__ void apply_lanes_kernel(const __grid_constant__ OptimizerParams p, std::int64_t groups, const float* skip) {
+__global__ void __launch_bounds__(1024) apply_lanes_kernel(const __grid_constant__ OptimizerParams p, std::int64_t groups, const float* skip) {
   if (skip != nullptr && *skip != 0.0f) return;
   constexpr int states = state_count(K);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -77,7 +77,7 @@ __global__ void apply_lanes_kernel(const __grid_constant__ OptimizerParams p, st
   }
 }
 
-__global__ void scan_gradient_lanes_kernel(const __grid_constant__ OptimizerParams p, std::int64_t groups, float* nonfinite) {
+__global__ void __launch_bounds__(1024) scan_gradient_lanes_kernel(const __grid_constant__ OptimizerParams p, std::int64_t groups, float* nonfinite) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t g = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < groups; g += stride) {
     float grad[kLanes];

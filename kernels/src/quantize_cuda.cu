@@ -41,9 +41,12 @@ std::int64_t grid_for(int device, const LaunchConfig& launch, std::int64_t block
 }
 
 constexpr int kUnroll = 4;  // elements a thread loads before it computes or stores any
+// Every kernel is declared for the largest block it may be launched with (__launch_bounds__), so
+// the compiler keeps its registers within what such a block can hold: 72 registers x 1024 threads
+// failed to launch on the H100 (cudaErrorLaunchOutOfResources).
 
 // The code table is read through the L1 cache from the device's own copy (device_code_tables).
-__global__ void quantize_kernel(const CodeTable* __restrict__ tables, const __grid_constant__ QuantizeParams p,
+__global__ void __launch_bounds__(kMaxThreads) quantize_kernel(const CodeTable* __restrict__ tables, const __grid_constant__ QuantizeParams p,
                                 std::int64_t first, std::int64_t last) {
   __shared__ float absmax_slots[kMaxThreads];
   __shared__ int flag_slots[kMaxThreads];
@@ -92,7 +95,7 @@ __global__ void quantize_kernel(const CodeTable* __restrict__ tables, const __gr
 
 // One quant block at a time per CUDA block: its absmax is loaded once; each thread loads kUnroll
 // codes, then stores their values.
-__global__ void dequantize_kernel(const CodeTable* __restrict__ tables, const __grid_constant__ DequantizeParams p,
+__global__ void __launch_bounds__(kMaxThreads) dequantize_kernel(const CodeTable* __restrict__ tables, const __grid_constant__ DequantizeParams p,
                                   std::int64_t first, std::int64_t last) {
   const CodeTable& table = *tables;
   const std::int64_t stride = blockDim.x;
@@ -115,7 +118,7 @@ __global__ void dequantize_kernel(const CodeTable* __restrict__ tables, const __
   }
 }
 
-__global__ void convert_kernel(const __grid_constant__ ConvertParams p) {
+__global__ void __launch_bounds__(kMaxThreads) convert_kernel(const __grid_constant__ ConvertParams p) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
     convert_element(p, i);

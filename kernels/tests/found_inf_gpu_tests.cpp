@@ -2,24 +2,13 @@
 // and without a host synchronisation), a nonzero one writes nothing.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <cstring>
-
+#include "require_cuda.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "found_inf_support.hpp"
 
 namespace bitparity::found_inf_test {
 namespace {
 
-// Skips without a CUDA device; fails instead where BITPARITY_REQUIRE_GPU=1 (GPU CI).
-#define REQUIRE_CUDA_DEVICE()                                                                      \
-  do {                                                                                             \
-    if (cuda_device_count() == 0) {                                                                \
-      const char* required = std::getenv("BITPARITY_REQUIRE_GPU");                                 \
-      if (required != nullptr && std::strcmp(required, "1") == 0) FAIL() << "no usable CUDA device"; \
-      GTEST_SKIP() << "no CUDA device on this machine (or CUDA not built): GPU test skipped";      \
-    }                                                                                              \
-  } while (0)
 
 // The step's buffers on a CUDA device, copied from and back to a HostStep.
 class DeviceStep {
