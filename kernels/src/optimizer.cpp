@@ -128,6 +128,25 @@ OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters
   return p;
 }
 
+namespace {
+
+// After the gradient is known finite: the norm pass where the step needs one, then the update.
+void norm_and_apply_passes(OptimizerKind kind, const Hyperparameters& h, OptimizerParams& p, const Device& device,
+                           const LaunchConfig& launch) {
+  const bool on_cpu = device.kind == DeviceKind::cpu;
+  if (needs_norm_pass(kind, h)) {
+    const NormSums sums = on_cpu ? cpu::norm_pass(p, launch) : cuda::norm_pass(device.index, p, launch);
+    finish_norm_pass(kind, h, sums, p.s);
+  }
+  if (on_cpu) {
+    cpu::apply_pass(p, launch);
+  } else {
+    cuda::apply_pass(device.index, p, launch);
+  }
+}
+
+}  // namespace
+
 StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                           const TensorView& grad, const std::vector<TensorView>& states, const LaunchConfig& launch) {
   OptimizerParams p = prepare_optimizer_step(kind, h, param, grad, states);
@@ -141,15 +160,7 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
   }
   report.nonfinite_gradient = on_cpu ? cpu::gradient_has_nonfinite(p, launch) : cuda::gradient_has_nonfinite(device, p, launch);
   if (report.nonfinite_gradient) return report;  // nothing written: parameters and states as they were
-  if (needs_norm_pass(kind, h)) {
-    const NormSums sums = on_cpu ? cpu::norm_pass(p, launch) : cuda::norm_pass(device, p, launch);
-    finish_norm_pass(kind, h, sums, p.s);
-  }
-  if (on_cpu) {
-    cpu::apply_pass(p, launch);
-  } else {
-    cuda::apply_pass(device, p, launch);
-  }
+  norm_and_apply_passes(kind, h, p, param.device, launch);
   return report;
 }
 
@@ -173,15 +184,7 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
   // The CPU, and the norm-based steps (whose norm pass waits for the device anyway): read the flag first.
   report.nonfinite_gradient = on_cpu ? *found_inf.flag != 0.0f : cuda::found_inf_set(device, found_inf.flag);
   if (report.nonfinite_gradient) return report;
-  if (needs_norm_pass(kind, h)) {
-    const NormSums sums = on_cpu ? cpu::norm_pass(p, launch) : cuda::norm_pass(device, p, launch);
-    finish_norm_pass(kind, h, sums, p.s);
-  }
-  if (on_cpu) {
-    cpu::apply_pass(p, launch);
-  } else {
-    cuda::apply_pass(device, p, launch);
-  }
+  norm_and_apply_passes(kind, h, p, param.device, launch);
   return report;
 }
 
