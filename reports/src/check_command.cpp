@@ -109,46 +109,39 @@ void check_block_sizes(const CheckOptions& options, const std::vector<PlannedRow
 }
 
 CheckOptions checked_options(const CheckCommand& command, bool& asked_all) {
-  CheckOptions options;
-  refuse_repeats("--suite", command.suites);
-  refuse_repeats("--property", command.properties);
-  refuse_repeats("--format", command.formats);
-  refuse_repeats("--dtype", command.dtypes);
+  const CheckOptions& asked = command.requested;
+  CheckOptions options = asked;
+  refuse_repeats("--suite", asked.suites);
+  refuse_repeats("--property", asked.properties);
+  refuse_repeats("--format", asked.formats);
+  refuse_repeats("--dtype", asked.dtypes);
   std::vector<std::string> sizes;
-  for (auto size : command.block_sizes) sizes.push_back(std::to_string(size));
+  for (auto size : asked.block_sizes) sizes.push_back(std::to_string(size));
   refuse_repeats("--block-size", sizes);
-  options.suites = command.suites.empty() ? properties::suite_names() : command.suites;
+  options.suites = asked.suites.empty() ? properties::suite_names() : asked.suites;
   for (const auto& suite : options.suites) properties::properties_of_suite(suite);  // refuses unknown suites
-  for (const auto& id : command.properties) {
+  for (const auto& id : asked.properties) {
     std::vector<std::string> ids;
     for (const auto& property : properties::property_catalogue()) ids.push_back(property.id);
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
       throw UsageError("unknown property '" + id + "'; expected one of " + joined(ids));
     }
   }
-  options.properties = command.properties;
   const auto formats = format_names(), optimizers = optimizer_names();
-  for (const auto& name : command.formats) {
+  for (const auto& name : asked.formats) {
     if (std::find(formats.begin(), formats.end(), name) == formats.end() &&
         std::find(optimizers.begin(), optimizers.end(), name) == optimizers.end()) {
       throw UsageError("unknown format '" + name + "'; formats: " + joined(formats) + "; optimizers: " + joined(optimizers));
     }
   }
-  options.formats = command.formats;
-  for (const auto& name : command.dtypes) {
+  for (const auto& name : asked.dtypes) {
     if (name != "f32" && name != "f16" && name != "bf16") {
       throw UsageError((name == "u8" || name == "packed4" ? "dtype '" + name + "' is not an input dtype"
                                                          : "unknown dtype '" + name + "'") +
                        "; use f32, f16 or bf16");
     }
   }
-  options.dtypes = command.dtypes;
-  options.block_sizes = command.block_sizes;
-  options.devices = expand_devices(command.devices, asked_all);
-  options.seconds = command.seconds;
-  options.cases_per_block_size = command.cases;
-  options.seed = command.seed;
-  options.verbose = command.verbose;
+  options.devices = expand_devices(asked.devices, asked_all);
   return options;
 }
 
@@ -184,22 +177,22 @@ nlohmann::json check_document(const std::vector<CheckRow>& rows, const CheckOpti
 
 void add_check_command(CLI::App& app, CheckCommand& command) {
   auto* check = app.add_subcommand("check", "run the properties over the registry and print one row per property x entry x dtype x device");
-  check->add_option("--suite", command.suites, "quant, optim32, optim8 or conversions (repeatable; default all)");
-  check->add_option("--property", command.properties, "only these property ids, e.g. P1 or P5q (repeatable)");
-  check->add_option("--device", command.devices, "cpu, cuda:N or all (repeatable; default cpu)");
-  check->add_option("--format", command.formats,
+  check->add_option("--suite", command.requested.suites, "quant, optim32, optim8 or conversions (repeatable; default all)");
+  check->add_option("--property", command.requested.properties, "only these property ids, e.g. P1 or P5q (repeatable)");
+  check->add_option("--device", command.requested.devices, "cpu, cuda:N or all (repeatable; default cpu)");
+  check->add_option("--format", command.requested.formats,
                     "only these formats (quant) or optimizers (optim32, optim8) (repeatable; `bitparity list` names them)");
-  check->add_option("--dtype", command.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
-  check->add_option("--block-size", command.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
-  check->add_option("--seconds", command.seconds, "total time budget shared by the rows (default: fixed case counts)")
+  check->add_option("--dtype", command.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
+  check->add_option("--block-size", command.requested.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
+  check->add_option("--seconds", command.requested.seconds, "total time budget shared by the rows (default: fixed case counts)")
       ->check(seconds_in(1e7));
-  check->add_option("--cases", command.cases, "random cases per block size when no --seconds is given (default 3)")
+  check->add_option("--cases", command.requested.cases_per_block_size, "random cases per block size when no --seconds is given (default 3)")
       ->check(integer_in(1, 100000000));
-  check->add_option("--seed", command.seed, "run seed; each row's seed derives from it and the row (default 1)")
+  check->add_option("--seed", command.requested.seed, "run seed; each row's seed derives from it and the row (default 1)")
       ->check(seed_value());
   check->add_option("--json", command.json_path, "write the results as JSON to this file (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
-  check->add_flag("--verbose", command.verbose, "print each row as it finishes");
+  check->add_flag("--verbose", command.requested.verbose, "print each row as it finishes");
   check->add_flag("--require-gpu", command.require_gpu, "fail (exit 4) when no CUDA device is usable; also BITPARITY_REQUIRE_GPU=1");
 }
 

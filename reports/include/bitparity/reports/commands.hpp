@@ -7,17 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "bitparity/reports/check_run.hpp"
+
 namespace bitparity::reports {
 
+// What was asked, as typed: `requested` is resolved and checked into the options of the run
+// (devices expanded, default suites filled in) before any work starts.
 struct CheckCommand {
-  std::vector<std::string> suites, devices, properties, formats, dtypes;
-  std::vector<std::int64_t> block_sizes;
-  double seconds = 0.0;
-  int cases = 3;
-  std::uint64_t seed = 1;
+  CheckOptions requested;
   std::string json_path;
   bool json_given = false;  // --json was given (an empty path is refused, not ignored)
-  bool verbose = false;
   bool require_gpu = false;
 };
 
