@@ -64,16 +64,25 @@ std::vector<float> code_values_of(QuantFormat format) {
 
 // The count of midpoints below v is monotonic in v, so over a bucket of bit patterns it lies between
 // its values at the bucket's two ends (for negative patterns the larger bits are the smaller values).
-// A bucket holding NaN patterns (exponent field 255) starts at 0, the count of a NaN.
-void index_buckets(CodeTable& table) {
+// A bucket holding NaN patterns (exponent field 255) starts at 0, the count of a NaN; the search
+// handles +inf, which shares such a bucket, on its own.
+void index_buckets(CodeTable& table, std::string_view name) {
   for (std::uint32_t bucket = 0; bucket < 4096; ++bucket) {
-    const float first = float_from_bits(bucket << 20), last = float_from_bits((bucket << 20) | 0xFFFFFu);
     const bool holds_nan = ((bucket >> 3) & 0xFFu) == 0xFFu;
-    const int a = nearest_sorted_index_by_search(table, holds_nan ? std::numeric_limits<float>::infinity() : first);
-    const int b = holds_nan ? a : nearest_sorted_index_by_search(table, last);
-    const int low = holds_nan ? 0 : std::min(a, b), high = std::max(a, b);
+    if (holds_nan) {
+      table.bucket_low[bucket] = 0;
+      continue;
+    }
+    const float first = float_from_bits(bucket << 20), last = float_from_bits((bucket << 20) | 0xFFFFFu);
+    const int a = nearest_sorted_index_by_search(table, first), b = nearest_sorted_index_by_search(table, last);
+    const int low = std::min(a, b), high = std::max(a, b);
+    if (high - low >= kBucketWindow) {
+      throw Error(ErrorCode::invalid_argument, "code map " + std::string(name) + ": bucket " + std::to_string(bucket) +
+                                                   " spans " + std::to_string(high - low) +
+                                                   " midpoints, more than the search window of " +
+                                                   std::to_string(kBucketWindow - 1));
+    }
     table.bucket_low[bucket] = static_cast<std::uint8_t>(low);
-    table.bucket_span[bucket] = static_cast<std::uint8_t>(high - low);
   }
 }
 
@@ -106,13 +115,13 @@ CodeTable build_table(QuantFormat format) {
     table.midpoints[i] = static_cast<float>(midpoint);
   }
   for (int i = table.sorted_count; i < 256; ++i) table.sorted_values[i] = std::numeric_limits<float>::infinity();
-  for (int i = table.sorted_count - 1; i < 256; ++i) table.midpoints[i] = std::numeric_limits<float>::infinity();
+  for (int i = table.sorted_count - 1; i < 256 + kBucketWindow; ++i) table.midpoints[i] = std::numeric_limits<float>::infinity();
   // Counts run up to sorted_count - 1 (v beyond the last code is handled before the search), and
   // the steps first_step, first_step/2, ..., 1 reach 2*first_step - 1.
   table.first_step = 1;
   while (2 * table.first_step < table.sorted_count) table.first_step *= 2;
   if (!zero_found) throw Error(ErrorCode::invalid_argument, "code map has no +0 code");
-  index_buckets(table);
+  index_buckets(table, quant_format_info(format).name);
   return table;
 }
 

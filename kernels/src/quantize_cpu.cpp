@@ -12,8 +12,10 @@ void quantize(const CodeTable& table, const QuantizeParams& params, const Launch
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
   const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerTask / params.blocksize);
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
-    detail::parallel_for(first, last, launch.threads, min_blocks,
-                         [&](std::int64_t block) { quantize_block(table, params, block); });
+    with_float_dtype(params.input_dtype, [&](auto dtype) {
+      detail::parallel_for(first, last, launch.threads, min_blocks,
+                           [&](std::int64_t block) { quantize_block<dtype.value>(table, params, block); });
+    });
   });
 }
 
@@ -21,12 +23,9 @@ void dequantize(const CodeTable& table, const DequantizeParams& params, const La
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
   const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerTask / params.blocksize);
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
-    detail::parallel_for(first, last, launch.threads, min_blocks, [&](std::int64_t block) {
-      const std::int64_t end = block_end(block, params.blocksize, params.numel);
-      const float absmax = params.absmax[block];
-      for (std::int64_t i = block_begin(block, params.blocksize); i < end; ++i) {
-        dequantize_element_in_block(table, params, i, absmax);
-      }
+    with_float_dtype(params.output_dtype, [&](auto dtype) {
+      detail::parallel_for(first, last, launch.threads, min_blocks,
+                           [&](std::int64_t block) { dequantize_block<dtype.value>(table, params, block); });
     });
   });
 }

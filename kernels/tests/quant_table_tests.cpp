@@ -31,6 +31,10 @@ TEST(QuantTables, BucketIndexGivesTheSearchedNearestCode) {
       ASSERT_TRUE(agree(static_cast<std::uint32_t>(bits))) << info.name << " pattern " << bits;
     }
     EXPECT_EQ(nearest_sorted_index(table, float_from_bits(0x7FC00000u)), 0) << "a NaN counts no midpoint";
+    EXPECT_EQ(nearest_sorted_index(table, float_from_bits(0x7FFFFFFFu)), 0) << "a NaN counts no midpoint";
+    EXPECT_EQ(nearest_sorted_index(table, float_from_bits(0x7F800000u)), table.sorted_count - 1)
+        << "+inf, in a bucket of NaNs, counts every midpoint";
+    EXPECT_EQ(nearest_sorted_index(table, float_from_bits(0xFF800000u)), 0) << "-inf counts none";
   }
 }
 

@@ -1,17 +1,31 @@
 #pragma once
 // Reading and writing one element of a float dtype, identical on host and device.
 #include <cstdint>
+#include <type_traits>
 
 #include "bitparity/kernels/convert.hpp"
 #include "bitparity/kernels/dtype.hpp"
 
 namespace bitparity {
 
+// One dtype's load, fixed at compile time: the CPU launchers pick the dtype once per call, so the
+// element loop has no switch; load_as_float is the same load chosen at run time.
+template <DType D>
+BP_HD float load_as(const void* base, std::int64_t at) {
+  if constexpr (D == DType::f16) {
+    return f16_to_float(static_cast<const std::uint16_t*>(base)[at]);
+  } else if constexpr (D == DType::bf16) {
+    return bf16_to_float(static_cast<const std::uint16_t*>(base)[at]);
+  } else {
+    return static_cast<const float*>(base)[at];
+  }
+}
+
 BP_HD float load_as_float(const void* base, DType dtype, std::int64_t at) {
   switch (dtype) {
-    case DType::f16: return f16_to_float(static_cast<const std::uint16_t*>(base)[at]);
-    case DType::bf16: return bf16_to_float(static_cast<const std::uint16_t*>(base)[at]);
-    default: return static_cast<const float*>(base)[at];
+    case DType::f16: return load_as<DType::f16>(base, at);
+    case DType::bf16: return load_as<DType::bf16>(base, at);
+    default: return load_as<DType::f32>(base, at);
   }
 }
 
@@ -41,20 +55,36 @@ BP_HD void store_computed_float(void* base, DType dtype, std::int64_t at, float 
 // An fp32 state an optimizer computed: a NaN becomes the canonical quiet NaN (as above).
 BP_HD float canonical_state(float value) { return value != value ? float_from_bits(kCanonicalNanF32) : value; }
 
-// Store an exact double, rounding once to the destination dtype. A NaN is written as the
+// Store an exact double, rounding once to the destination dtype D. A NaN is written as the
 // dtype's canonical quiet NaN, so that its bits cannot depend on the device's NaN propagation.
-BP_HD void store_rounded_double(void* base, DType dtype, std::int64_t at, double exact) {
+template <DType D>
+BP_HD void store_rounded_double_as(void* base, std::int64_t at, double exact) {
   const bool nan = exact != exact;
+  if constexpr (D == DType::f16) {
+    static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanF16 : round_double_to_narrow<5, 10>(exact);
+  } else if constexpr (D == DType::bf16) {
+    static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanBF16 : round_double_to_narrow<8, 7>(exact);
+  } else {
+    static_cast<float*>(base)[at] = nan ? float_from_bits(kCanonicalNanF32) : static_cast<float>(exact);
+  }
+}
+
+BP_HD void store_rounded_double(void* base, DType dtype, std::int64_t at, double exact) {
   switch (dtype) {
-    case DType::f16:
-      static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanF16 : round_double_to_narrow<5, 10>(exact);
-      break;
-    case DType::bf16:
-      static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanBF16 : round_double_to_narrow<8, 7>(exact);
-      break;
-    default:
-      static_cast<float*>(base)[at] = nan ? float_from_bits(kCanonicalNanF32) : static_cast<float>(exact);
-      break;
+    case DType::f16: store_rounded_double_as<DType::f16>(base, at, exact); break;
+    case DType::bf16: store_rounded_double_as<DType::bf16>(base, at, exact); break;
+    default: store_rounded_double_as<DType::f32>(base, at, exact); break;
+  }
+}
+
+// Calls f(std::integral_constant<DType, dtype>{}) for a float dtype (f32 for any other): a launcher
+// dispatches once per call to the typed loads and stores above.
+template <class F>
+void with_float_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f16: f(std::integral_constant<DType, DType::f16>{}); break;
+    case DType::bf16: f(std::integral_constant<DType, DType::bf16>{}); break;
+    default: f(std::integral_constant<DType, DType::f32>{}); break;
   }
 }
 

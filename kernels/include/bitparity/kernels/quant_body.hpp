@@ -86,16 +86,14 @@ BP_HD int count_below(const float* ascending, int first_step, float v, bool or_e
 }
 
 // Index into sorted_values of the nearest code: the number of midpoints strictly below v, so a
-// value equal to a midpoint goes to the lower code. The bucket of v's bit pattern bounds that count
-// to [low, low + span]; the midpoints are ascending, so comparing v with the span's midpoints
-// counts the rest exactly (a NaN compares false and stays at its bucket's low of 0).
+// value equal to a midpoint goes to the lower code. The bucket of v's bit pattern has `low` of them
+// below every v it holds and fewer than low + kBucketWindow; the midpoints are ascending, so a
+// branch-free search of the window after `low` counts the rest exactly. A NaN compares false and
+// stays at its bucket's low of 0; +inf shares that bucket, and every midpoint is below it.
 BP_HD int nearest_sorted_index(const CodeTable& table, float v) {
-  const std::uint32_t bucket = float_bits(v) >> 20;
-  const int low = table.bucket_low[bucket];
-  const int span = table.bucket_span[bucket];
-  int count = low;
-  for (int j = 0; j < span; ++j) count += table.midpoints[low + j] < v ? 1 : 0;
-  return count;
+  const int low = table.bucket_low[float_bits(v) >> 20];
+  const int count = low + count_below(table.midpoints + low, kBucketWindow / 2, v, false);
+  return v > FLT_MAX ? table.sorted_count - 1 : count;
 }
 
 // The same count by a binary search over all midpoints (builds the index; tests compare the two).
@@ -159,23 +157,23 @@ BP_HD std::uint8_t quantize_packed_byte(const CodeTable& table, const QuantizePa
   return static_cast<std::uint8_t>((high << 4) | (low & 0x0F));
 }
 
-// The whole of one block on one thread (the CPU launcher's unit of work).
+// The whole of one block on one thread (the CPU launcher's unit of work), reading input dtype D.
+template <DType D>
 BP_HD void quantize_block(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
+  const auto load = [&](std::int64_t i) { return load_as<D>(p.input, p.input_index.storage(i)); };
   BlockScan scan;
-  for (std::int64_t i = begin; i < end; ++i) {
-    scan_element(scan, load_as_float(p.input, p.input_dtype, p.input_index.storage(i)));
-  }
+  for (std::int64_t i = begin; i < end; ++i) scan_element(scan, load(i));
   const float absmax = finish_block(p, block, scan);
   if (table.bits == 4) {
     for (std::int64_t byte = begin / 2; byte < (end + 1) / 2; ++byte) {
       p.codes[byte] = quantize_packed_byte(table, p, byte, absmax, scan.nonfinite);
     }
+  } else if (scan.nonfinite) {
+    for (std::int64_t i = begin; i < end; ++i) p.codes[i] = table.zero_code;
   } else {
-    for (std::int64_t i = begin; i < end; ++i) {
-      p.codes[i] = scan.nonfinite ? table.zero_code : quantize_element(table, p, i, absmax);
-    }
+    for (std::int64_t i = begin; i < end; ++i) p.codes[i] = quantize_value(table, p, i, load(i), absmax);
   }
 }
 
@@ -191,15 +189,28 @@ BP_HD std::uint8_t code_at(const DequantizeParams& p, std::int64_t logical) {
 // only rounding is the one to the output dtype.
 // `absmax` is the absmax of the element's block (launchers that walk a block load it once).
 // `code` is the element's code, already loaded (launchers load several before storing any).
+BP_HD double dequantized_exact(const CodeTable& table, std::uint8_t code, float absmax) {
+  return static_cast<double>(table.code_values[code]) * static_cast<double>(absmax);
+}
+
 BP_HD void store_dequantized(const CodeTable& table, const DequantizeParams& p, std::int64_t logical, std::uint8_t code,
                              float absmax) {
-  const double exact = static_cast<double>(table.code_values[code]) * static_cast<double>(absmax);
-  store_rounded_double(p.output, p.output_dtype, p.output_index.storage(logical), exact);
+  store_rounded_double(p.output, p.output_dtype, p.output_index.storage(logical), dequantized_exact(table, code, absmax));
 }
 
 BP_HD void dequantize_element_in_block(const CodeTable& table, const DequantizeParams& p, std::int64_t logical,
                                        float absmax) {
   store_dequantized(table, p, logical, code_at(p, logical), absmax);
+}
+
+// The whole of one block on one thread (the CPU launcher's unit of work), writing output dtype D.
+template <DType D>
+BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
+  const std::int64_t end = block_end(block, p.blocksize, p.numel);
+  const float absmax = p.absmax[block];
+  for (std::int64_t i = block_begin(block, p.blocksize); i < end; ++i) {
+    store_rounded_double_as<D>(p.output, p.output_index.storage(i), dequantized_exact(table, code_at(p, i), absmax));
+  }
 }
 
 BP_HD void dequantize_element(const CodeTable& table, const DequantizeParams& p, std::int64_t logical) {

@@ -8,6 +8,10 @@ namespace bitparity {
 
 enum class QuantFormat : std::uint8_t { dynamic8_signed, dynamic8_unsigned, linear8, nf4, fp4 };
 
+// Midpoints searched after a bucket's low count: a power of two, so the search is a fixed number of
+// branch-free steps. Building a table checks that every bucket's counts fit in it.
+inline constexpr int kBucketWindow = 16;
+
 // The decision table of one format, plain data for the kernel body.
 // Quantization rounds the normalised value to the nearest of `sorted_values` by comparing it with
 // the fp32 `midpoints` (a value equal to a midpoint goes to the lower code).
@@ -16,15 +20,16 @@ struct CodeTable {
   int sorted_count = 0;             // distinct code values
   int first_step = 128;             // first step of the searches: 2*first_step >= sorted_count
   float sorted_values[256] = {};    // ascending, distinct; +inf beyond sorted_count
-  float midpoints[256] = {};        // fp32 rounding of the exact midpoint of neighbours; +inf beyond
+  // fp32 rounding of the exact midpoint of neighbours; +inf beyond, padded so that a search window
+  // of kBucketWindow entries starting at any bucket's low count stays inside the array.
+  float midpoints[256 + kBucketWindow] = {};
   std::uint8_t sorted_codes[256] = {};  // code emitted for each sorted value
   float code_values[256] = {};      // value of each code, for dequantisation
   std::uint8_t zero_code = 0;       // code of value +0, written for blocks without finite data
   // An index over fp32 bit patterns that makes the nearest-code search short and exact: every v in
-  // bucket k = bits(v) >> 20 (sign, exponent, three fraction bits) has at least bucket_low[k] and at
-  // most bucket_low[k] + bucket_span[k] midpoints strictly below it (ARITHMETIC.md).
+  // bucket k = bits(v) >> 20 (sign, exponent, three fraction bits) has at least bucket_low[k] and
+  // fewer than bucket_low[k] + kBucketWindow midpoints strictly below it (ARITHMETIC.md).
   std::uint8_t bucket_low[4096] = {};
-  std::uint8_t bucket_span[4096] = {};
 };
 
 struct QuantFormatInfo {
