@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "bitparity/kernels/errors.hpp"
@@ -132,8 +133,18 @@ Hyperparameters typical_hyperparameters(OptimizerKind kind) {
 }
 
 void set_hyperparameter(OptimizerKind kind, Hyperparameters& h, std::string_view name, double value) {
-  spec_named(kind, name).set(h, value);
+  const HyperparameterSpec& spec = spec_named(kind, name);
+  // Checked before it is stored: a flag or count field would otherwise keep 0.5 as 1 or 0.
+  if (!in_range(spec.range, value)) {
+    std::ostringstream shown;
+    shown << value;
+    throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) + ": " + std::string(name) +
+                                                 " must be " + std::string(range_text(spec.range)) + ", got " + shown.str());
+  }
+  spec.set(h, value);
 }
+
+bool reads_hyperparameter(OptimizerKind kind, std::string_view name) { return find_spec(optimizer_info(kind), name) != nullptr; }
 
 double get_hyperparameter(OptimizerKind kind, const Hyperparameters& h, std::string_view name) {
   return spec_named(kind, name).get(h);

@@ -7,6 +7,7 @@
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "bitparity/properties/generators.hpp"
+#include "bitparity/properties/show.hpp"
 #include "bitparity/reference/optim_reference.hpp"
 
 namespace bitparity::properties {
@@ -32,8 +33,14 @@ int histogram_bin(double ulps) {
 
 }  // namespace
 
-// Every hyperparameter at its descriptor's typical value.
-Hyperparameters drift_hyperparameters(OptimizerKind kind) { return typical_hyperparameters(kind); }
+Hyperparameters drift_hyperparameters(OptimizerKind kind, const std::vector<std::pair<std::string, double>>& settings) {
+  Hyperparameters h = typical_hyperparameters(kind);
+  for (const auto& [name, value] : settings) {
+    if (reads_hyperparameter(kind, name)) set_hyperparameter(kind, h, name, value);
+  }
+  validate_hyperparameters(kind, h);
+  return h;
+}
 
 DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType dtype, const DriftOptions& options) {
   DriftReport report;
@@ -69,7 +76,8 @@ DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType d
   std::vector<reference::OptimInput> inputs;
   for (std::int64_t i = 0; i < n; ++i) inputs.push_back(reference::OptimInput{start[i], 0.0f, {0, 0, 0}});
   reference::ExactTrajectory exact(kind, inputs);
-  Hyperparameters hyper = drift_hyperparameters(kind);
+  Hyperparameters hyper = drift_hyperparameters(kind, options.settings);
+  report.hyperparameters = describe_hyperparameters(kind, hyper);
   for (std::int64_t t = 1; t <= options.steps; ++t) {
     hyper.step = t;
     // Gradients of a noisy quadratic around zero, fixed in advance (independent of either trajectory).

@@ -15,24 +15,6 @@ namespace bitparity::properties {
 
 namespace {
 
-// Every hyperparameter the optimizer reads, with the ones every optimizer reads.
-std::string describe_hyper(OptimizerKind kind, const Hyperparameters& h) {
-  std::ostringstream os;
-  os << optimizer_info(kind).name << "{step=" << h.step;
-  for (const auto& spec : optimizer_info(kind).hyperparameters) {
-    os << " " << spec.name << "=";
-    if (spec.range == ValueRange::flag || spec.range == ValueRange::count) {
-      os << static_cast<std::int64_t>(spec.get(h));
-    } else {
-      os << show_float(static_cast<float>(spec.get(h)));
-    }
-  }
-  os << " grad_scale=" << h.grad_scale << (h.maximize ? " maximize" : "");
-  if (h.max_unorm > 0.0f) os << " max_unorm=" << h.max_unorm;
-  os << "}";
-  return os.str();
-}
-
 // One of the descriptor's samples; a hyperparameter that hides errors at 0 (lr) is 0 in one case of
 // 16 only: such a step still moves the states, but cannot show an error in the parameter update.
 double draw_sample(const HyperparameterSpec& spec) {
@@ -64,7 +46,7 @@ Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats) {
   h.maximize = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
   if (!info.norm_based) h.max_unorm = *rc::gen::element(0.0f, 0.0f, 0.0f, 1.0f, 0.01f, 1e-4f);
   info.make_consistent(h);
-  stats.note(describe_hyper(kind, h));
+  stats.note(describe_hyperparameters(kind, h));
   stats.blind = stats.blind || h.lr == 0.0f;
   return h;
 }

@@ -1,8 +1,10 @@
 #include "bitparity/properties/show.hpp"
 
 #include <cstdio>
+#include <sstream>
 
 #include "bitparity/kernels/convert.hpp"
+#include "bitparity/kernels/optimizer.hpp"
 
 namespace bitparity::properties {
 
@@ -32,6 +34,23 @@ std::string show_bits(std::uint32_t bits, DType dtype) {
       break;
   }
   return text;
+}
+
+std::string describe_hyperparameters(OptimizerKind kind, const Hyperparameters& h) {
+  std::ostringstream os;
+  os << optimizer_info(kind).name << "{step=" << h.step;
+  for (const auto& spec : optimizer_info(kind).hyperparameters) {
+    os << " " << spec.name << "=";
+    if (spec.range == ValueRange::flag || spec.range == ValueRange::count) {
+      os << static_cast<std::int64_t>(spec.get(h));
+    } else {
+      os << show_float(static_cast<float>(spec.get(h)));
+    }
+  }
+  os << " grad_scale=" << h.grad_scale << (h.maximize ? " maximize" : "");
+  if (h.max_unorm > 0.0f) os << " max_unorm=" << h.max_unorm;
+  os << "}";
+  return os.str();
 }
 
 }  // namespace bitparity::properties

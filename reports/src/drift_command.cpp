@@ -1,6 +1,10 @@
 // `bitparity drift`: N steps of each optimizer against the exact MPFR trajectory, with progress,
 // memory checked before anything is allocated, and clean stops on SIGINT/SIGTERM.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +31,61 @@ namespace {
 // gradients. Measured about 0.6 KiB per element; 1 KiB leaves room.
 constexpr double kDriftBytesPerElement = 1024.0;
 
+// "NAME=VALUE" with a decimal or hex value, whole: the parts or a one-line reason.
+std::pair<std::string, double> parse_setting(const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+    throw UsageError("--set " + text + " is not NAME=VALUE; write it as e.g. --set lr=1e-2");
+  }
+  const std::string name = text.substr(0, equals), value = text.substr(equals + 1);
+  char* end = nullptr;
+  errno = 0;
+  const double number = std::strtod(value.c_str(), &end);
+  if (end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
+    throw UsageError("--set " + text + ": '" + value + "' is not a finite number; write e.g. 1e-3 or 0.9");
+  }
+  return {name, number};
+}
+
+// The settings, each read by at least one of the optimizers, each valid for every optimizer that
+// reads it: checked on the descriptors before any step runs.
+std::vector<std::pair<std::string, double>> checked_settings(const std::vector<std::string>& texts,
+                                                             const std::vector<OptimizerKind>& kinds) {
+  std::vector<std::pair<std::string, double>> settings;
+  std::vector<std::string> names;
+  for (const auto& text : texts) {
+    settings.push_back(parse_setting(text));
+    names.push_back(settings.back().first);
+  }
+  refuse_repeats("--set", names);
+  for (const auto& [name, value] : settings) {
+    bool read = false;
+    for (OptimizerKind kind : kinds) read = read || reads_hyperparameter(kind, name);
+    if (!read) {
+      std::vector<std::string> known;
+      for (OptimizerKind kind : kinds) {
+        for (const auto& spec : optimizer_info(kind).hyperparameters) {
+          if (std::find(known.begin(), known.end(), spec.name) == known.end()) known.emplace_back(spec.name);
+        }
+      }
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw UsageError("--set " + name + ": no selected optimizer reads '" + name + "'; they read " + list);
+    }
+  }
+  for (OptimizerKind kind : kinds) {
+    try {
+      properties::drift_hyperparameters(kind, settings);
+    } catch (const Error& error) {
+      std::string message = error.what();
+      const std::string code = std::string(error_code_name(error.code())) + ": ";
+      if (message.rfind(code, 0) == 0) message.erase(0, code.size());
+      throw UsageError("--set: " + message + "; change the value or drop --set for it");
+    }
+  }
+  return settings;
+}
+
 }  // namespace
 
 void add_drift_command(CLI::App& app, DriftCommand& command) {
@@ -40,6 +99,9 @@ void add_drift_command(CLI::App& app, DriftCommand& command) {
   drift->add_option("--seed", command.seed, "seed of the start values and gradients (default 1)")->check(seed_value());
   drift->add_option("--json", command.json_path, "write every step's figures as JSON (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
+  drift->add_option("--set", command.settings,
+                    "NAME=VALUE: a hyperparameter over the typical values, for the optimizers that read it, e.g. "
+                    "lr=1e-2 or beta2=0.95 (repeatable; `bitparity list` names them)");
   drift->add_flag("--eight-bit", command.eight_bit, "8-bit blockwise states against the exact 32-bit trajectory");
   command.blocksize_option =
       drift->add_option("--block-size", command.blocksize, "block size of the 8-bit states (default 256; needs --eight-bit)")
@@ -66,6 +128,7 @@ int run_drift_command(const DriftCommand& command) {
     throw UsageError("--block-size applies to 8-bit states only; add --eight-bit or drop --block-size");
   }
   if (command.eight_bit) validate_block_size(QuantFormat::dynamic8_signed, command.blocksize);
+  const auto settings = checked_settings(command.settings, kinds);
   std::vector<DType> dtypes;
   for (const auto& name : command.dtypes) {
     if (name != "f32" && name != "f16" && name != "bf16") {
@@ -99,6 +162,7 @@ int run_drift_command(const DriftCommand& command) {
       options.seed = command.seed;
       options.eight_bit = command.eight_bit;
       options.blocksize = command.blocksize;
+      options.settings = settings;
       const std::string label = std::string(optimizer_info(kind).name) + "/" + dtype_name(dtype);
       options.on_step = [&](std::int64_t step) {
         progress.update(run, static_cast<double>(step) / command.steps, label + " step " + std::to_string(step));

@@ -29,6 +29,18 @@ int run_list_command() {
     std::printf("  %-10s %d states%s  %s\n", std::string(info.name).c_str(), info.states,
                 has_8bit_variant(info.kind) ? ", 8-bit" : "       ", std::string(info.description).c_str());
   }
+  std::printf("hyperparameters (typical value, valid range; drift --set NAME=VALUE):\n");
+  for (const auto& info : optimizers()) {
+    const Hyperparameters typical = typical_hyperparameters(info.kind);
+    std::printf("  %-10s", std::string(info.name).c_str());
+    const char* separator = " ";
+    for (const auto& spec : info.hyperparameters) {
+      std::printf("%s%s=%g (%s)", separator, std::string(spec.name).c_str(), spec.get(typical),
+                  std::string(range_text(spec.range)).c_str());
+      separator = ", ";
+    }
+    std::printf("\n");
+  }
   std::printf("properties:\n");
   for (const auto& property : properties::property_catalogue()) {
     std::printf("  %-4s %-20s [%s] %s\n", property.id.c_str(), property.name.c_str(), property.suite.c_str(),

@@ -32,9 +32,10 @@ OptimizerKind parse_optimizer(std::string_view name);  // throws Error naming th
 // Hyperparameters{} with every hyperparameter the optimizer reads at its typical value.
 Hyperparameters typical_hyperparameters(OptimizerKind kind);
 // Sets a hyperparameter by its descriptor's name (also the optimizer-specific ones); throws Error
-// naming the choices for a name the optimizer does not read.
+// naming the choices for a name the optimizer does not read, or the range for a value outside it.
 void set_hyperparameter(OptimizerKind kind, Hyperparameters& h, std::string_view name, double value);
 double get_hyperparameter(OptimizerKind kind, const Hyperparameters& h, std::string_view name);
+bool reads_hyperparameter(OptimizerKind kind, std::string_view name);
 // "must be in [0, 1)" and the like, for messages and help.
 std::string_view range_text(ValueRange range);
 

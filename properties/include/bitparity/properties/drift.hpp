@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bitparity/fixtures/implementation.hpp"
@@ -27,6 +28,7 @@ struct DriftReport {
   std::int64_t blocksize = 0;
   DType dtype = DType::f32;
   std::int64_t elements = 0;
+  std::string hyperparameters;  // every hyperparameter of the run, at step 1
   std::vector<DriftStep> steps;
 };
 
@@ -36,11 +38,14 @@ struct DriftOptions {
   std::uint64_t seed = 1;
   bool eight_bit = false;        // 8-bit blockwise states against the exact 32-bit trajectory
   std::int64_t blocksize = 256;
+  // Hyperparameters set by name over the typical values; each applies to the optimizers that read it.
+  std::vector<std::pair<std::string, double>> settings;
   std::function<bool(std::int64_t step)> on_step;  // after each step; false stops the run there
 };
 
-// Typical hyperparameters of each optimizer for a drift run (lr 1e-3 for the adaptive ones ...).
-Hyperparameters drift_hyperparameters(OptimizerKind kind);
+// The hyperparameters of a drift run: the descriptor's typical values (lr 1e-3 for the adaptive
+// ones ...), then each setting the optimizer reads. Throws Error for a value outside its range.
+Hyperparameters drift_hyperparameters(OptimizerKind kind, const std::vector<std::pair<std::string, double>>& settings = {});
 DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType dtype, const DriftOptions& options);
 
 }  // namespace bitparity::properties

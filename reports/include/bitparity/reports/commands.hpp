@@ -37,6 +37,7 @@ struct DriftCommand {
   std::int64_t every = 50;
   bool eight_bit = false;
   std::int64_t blocksize = 256;
+  std::vector<std::string> settings;  // NAME=VALUE hyperparameters over the typical values
   std::uint64_t seed = 1;
   std::string json_path;
   bool json_given = false;  // --json was given (an empty path is refused, not ignored)
