@@ -31,39 +31,39 @@ BP_HD float f16_to_float(std::uint16_t h) {
 BP_HD float bf16_to_float(std::uint16_t b) { return float_from_bits(static_cast<std::uint32_t>(b) << 16); }
 
 // Round a finite or infinite double to a binary format with ExpBits exponent and MantBits
-// fraction bits, once (no intermediate rounding). NaN is handled by the callers.
+// fraction bits, once (no intermediate rounding). NaN is handled by the callers. Written without
+// a branch on the value, so that a compiler can vectorize a loop of it; the cases are selects.
 template <int ExpBits, int MantBits>
 BP_HD std::uint16_t round_double_to_narrow(double value) {
   const std::uint64_t bits = double_bits(value);
   const std::uint32_t sign = (bits >> 63) ? (1u << (ExpBits + MantBits)) : 0u;
   const std::uint64_t magnitude = bits & 0x7FFFFFFFFFFFFFFFull;
   const std::uint32_t infinity = ((1u << ExpBits) - 1u) << MantBits;
-  if (magnitude >= 0x7FF0000000000000ull) return static_cast<std::uint16_t>(sign | infinity);
   const int exponent_field = static_cast<int>(magnitude >> 52);
-  // Double subnormals lie far below half the smallest subnormal of either narrow format.
-  if (exponent_field == 0) return static_cast<std::uint16_t>(sign);
+  // A double subnormal gets a wrong implicit bit here, but lies so far below half the smallest
+  // subnormal of either narrow format that its shift drops every bit and it rounds to zero.
   const std::uint64_t significand = (magnitude & ((1ull << 52) - 1)) | (1ull << 52);
   const int e = exponent_field - 1023;  // value = significand * 2^(e - 52)
   const int bias = (1 << (ExpBits - 1)) - 1;
   const int emin = 1 - bias;
-  int shift = 52 - MantBits;
-  if (e < emin) shift += emin - e;  // subnormal result: fewer fraction bits survive
-  if (shift >= 54) return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal
+  const bool subnormal = e < emin;  // fewer fraction bits survive
+  int shift = 52 - MantBits + (subnormal ? emin - e : 0);
+  // Past 53 every bit is dropped and the remainder is below half: the result is zero. Capping at 63
+  // keeps the shifts defined and gives that same zero.
+  shift = shift < 63 ? shift : 63;
   std::uint64_t kept = significand >> shift;
   const std::uint64_t remainder = significand & ((1ull << shift) - 1);
   const std::uint64_t half = 1ull << (shift - 1);
   // Ties to even, without a branch on the data (a branch here mispredicts on every other value).
   kept += static_cast<std::uint64_t>(remainder > half) | (static_cast<std::uint64_t>(remainder == half) & kept & 1u);
-  std::uint32_t result;
-  if (e < emin) {
-    result = static_cast<std::uint32_t>(kept);  // a carry into 2^MantBits is the smallest normal
-  } else {
-    // kept carries the implicit bit at 2^MantBits, which adds one to the biased exponent; a
-    // rounding carry propagates into the exponent, and past the largest finite value lands on inf.
-    result = (static_cast<std::uint32_t>(e + bias - 1) << MantBits) + static_cast<std::uint32_t>(kept);
-    if (result >= infinity) result = infinity;
-  }
-  return static_cast<std::uint16_t>(sign | result);
+  // A subnormal's kept bits are the result (a carry into 2^MantBits is the smallest normal). A
+  // normal's kept carries the implicit bit at 2^MantBits, which adds one to the biased exponent; a
+  // rounding carry propagates into the exponent, and past the largest finite value (or from an
+  // infinite input) lands on inf.
+  const std::uint64_t biased = static_cast<std::uint64_t>(subnormal ? 0 : e + bias - 1);
+  std::uint64_t result = subnormal ? kept : (biased << MantBits) + kept;
+  result = result < infinity ? result : infinity;
+  return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(result));
 }
 
 template <int ExpBits, int MantBits>

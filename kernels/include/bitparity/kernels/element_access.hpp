@@ -59,13 +59,17 @@ BP_HD float canonical_state(float value) { return value != value ? float_from_bi
 // dtype's canonical quiet NaN, so that its bits cannot depend on the device's NaN propagation.
 template <DType D>
 BP_HD void store_rounded_double_as(void* base, std::int64_t at, double exact) {
-  const bool nan = exact != exact;
   if constexpr (D == DType::f16) {
+    const bool nan = exact != exact;
     static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanF16 : round_double_to_narrow<5, 10>(exact);
   } else if constexpr (D == DType::bf16) {
+    const bool nan = exact != exact;
     static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanBF16 : round_double_to_narrow<8, 7>(exact);
   } else {
-    static_cast<float*>(base)[at] = nan ? float_from_bits(kCanonicalNanF32) : static_cast<float>(exact);
+    // Rounded unconditionally, then the NaN replaced: the same bits, and a select a vectorizer can
+    // use (a conversion under a branch cannot be speculated while it may raise a flag).
+    const float rounded = static_cast<float>(exact);
+    static_cast<float*>(base)[at] = rounded != rounded ? float_from_bits(kCanonicalNanF32) : rounded;
   }
 }
 
