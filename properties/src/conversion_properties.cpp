@@ -131,7 +131,7 @@ void conversions(const PropertyTarget& t, PropertyStats& stats) {
 }  // namespace
 
 void append_conversion_properties(std::vector<PropertyDef>& catalogue) {
-  catalogue.push_back({"P12", "conversions", "conversions",
+  catalogue.push_back({"P12", "conversions", fixtures::Suite::conversions,
                        "every 16-bit value widens exactly; every fp32 value narrows to nearest even (NaN stays NaN)",
                        false, true, conversions});
 }

@@ -19,7 +19,7 @@ struct SuiteTargets {
   std::vector<TargetSpec> altered, unaltered;
 };
 
-SuiteTargets targets_for(const fixtures::MutantInfo& mutant, const std::string& suite) {
+SuiteTargets targets_for(const fixtures::MutantInfo& mutant, fixtures::Suite suite) {
   std::vector<TargetSpec> all = suite_targets(suite);
   // Visit every format or optimizer before the next dtype: consecutive rounds differ most.
   std::stable_sort(all.begin(), all.end(), [](const TargetSpec& a, const TargetSpec& b) { return a.dtype < b.dtype; });
@@ -42,7 +42,7 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
   for (const auto& property : property_catalogue()) {
     if (only_property.empty() || property.id == only_property) properties.push_back(&property);
   }
-  std::map<std::string, SuiteTargets> targets_of_suite;
+  std::map<fixtures::Suite, SuiteTargets> targets_of_suite;
   for (const PropertyDef* property : properties) {
     if (!targets_of_suite.contains(property->suite)) targets_of_suite[property->suite] = targets_for(mutant, property->suite);
   }

@@ -258,19 +258,19 @@ void nonfinite8(const PropertyTarget& t, PropertyStats& stats) {
 }  // namespace
 
 void append_optimizer8_properties(std::vector<PropertyDef>& catalogue) {
-  catalogue.push_back({"P1q", "accuracy-8bit", "optim8",
+  catalogue.push_back({"P1q", "accuracy-8bit", fixtures::Suite::optim8,
                        "parameters within bound, new absmax within bound, every requantized code admissible", false,
                        false, accuracy8});
-  catalogue.push_back({"P2q", "layout-8bit", "optim8", "strided parameters and gradients give the contiguous bits",
+  catalogue.push_back({"P2q", "layout-8bit", fixtures::Suite::optim8, "strided parameters and gradients give the contiguous bits",
                        false, false, layout8});
-  catalogue.push_back({"P3q", "launch-8bit", "optim8", "threads, grid and launch splitting do not change a bit", false,
+  catalogue.push_back({"P3q", "launch-8bit", fixtures::Suite::optim8, "threads, grid and launch splitting do not change a bit", false,
                        false, launch8});
-  catalogue.push_back({"P4q", "determinism-8bit", "optim8", "the same 8-bit step twice gives the same bits", false,
+  catalogue.push_back({"P4q", "determinism-8bit", fixtures::Suite::optim8, "the same 8-bit step twice gives the same bits", false,
                        false, determinism8});
-  catalogue.push_back({"P9q", "nonfinite-8bit", "optim8",
+  catalogue.push_back({"P9q", "nonfinite-8bit", fixtures::Suite::optim8,
                        "a NaN/Inf gradient changes no parameter, code or absmax and is reported", false, false,
                        nonfinite8});
-  catalogue.push_back({"P5q", "device-8bit", "optim8", "every CUDA device gives the CPU's bits", true, false, device8});
+  catalogue.push_back({"P5q", "device-8bit", fixtures::Suite::optim8, "every CUDA device gives the CPU's bits", true, false, device8});
 }
 
 }  // namespace bitparity::properties

@@ -119,20 +119,20 @@ void nonfinite_policy(const PropertyTarget& t, PropertyStats& stats) {
 }  // namespace
 
 void append_optimizer_properties(std::vector<PropertyDef>& catalogue) {
-  catalogue.push_back({"P1", "accuracy", "optim32",
+  catalogue.push_back({"P1", "accuracy", fixtures::Suite::optim32,
                        "every parameter and state element is within its derived error bound of the exact step", false,
                        false, accuracy});
-  catalogue.push_back({"P2o", "layout", "optim32",
+  catalogue.push_back({"P2o", "layout", fixtures::Suite::optim32,
                        "strided, sliced, permuted, broadcast-gradient and chunk layouts give the contiguous bits", false,
                        false, layout_invariance});
-  catalogue.push_back({"P3o", "launch", "optim32", "threads, grid and launch splitting do not change a bit", false,
+  catalogue.push_back({"P3o", "launch", fixtures::Suite::optim32, "threads, grid and launch splitting do not change a bit", false,
                        false, launch_invariance});
-  catalogue.push_back({"P4o", "determinism", "optim32", "the same step twice gives the same bits", false, false,
+  catalogue.push_back({"P4o", "determinism", fixtures::Suite::optim32, "the same step twice gives the same bits", false, false,
                        determinism});
-  catalogue.push_back({"P9o", "nonfinite-gradient", "optim32",
+  catalogue.push_back({"P9o", "nonfinite-gradient", fixtures::Suite::optim32,
                        "a NaN/Inf gradient changes no byte of any tensor and is reported", false, false,
                        nonfinite_policy});
-  catalogue.push_back({"P5o", "device", "optim32", "every CUDA device gives the CPU's bits", true, false, device_parity});
+  catalogue.push_back({"P5o", "device", fixtures::Suite::optim32, "every CUDA device gives the CPU's bits", true, false, device_parity});
 }
 
 }  // namespace bitparity::properties

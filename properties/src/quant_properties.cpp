@@ -251,28 +251,28 @@ void stochastic_unbiased(const PropertyTarget& t, PropertyStats& stats) {
 }  // namespace
 
 void append_quant_properties(std::vector<PropertyDef>& catalogue) {
-  catalogue.push_back({"P7", "quantization", "quant",
+  catalogue.push_back({"P7", "quantization", fixtures::Suite::quant,
                        "absmax is exact, every code is admissible, dequantized = correctly rounded code*absmax", false,
                        false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, false); }});
-  catalogue.push_back({"P2", "layout", "quant",
+  catalogue.push_back({"P2", "layout", fixtures::Suite::quant,
                        "strided, permuted, sliced, offset, broadcast and chunk+all_gather inputs and outputs give the "
                        "contiguous bits, and nothing outside an output view is written",
                        false, false, layout_invariance});
-  catalogue.push_back({"P3", "launch", "quant", "threads, grid and launch splitting do not change a bit", false, false,
+  catalogue.push_back({"P3", "launch", fixtures::Suite::quant, "threads, grid and launch splitting do not change a bit", false, false,
                        launch_invariance});
-  catalogue.push_back({"P4", "determinism", "quant", "the same call twice gives the same bits", false, false,
+  catalogue.push_back({"P4", "determinism", fixtures::Suite::quant, "the same call twice gives the same bits", false, false,
                        determinism});
-  catalogue.push_back({"P8", "stochastic-rounding", "quant",
+  catalogue.push_back({"P8", "stochastic-rounding", fixtures::Suite::quant,
                        "codes bracket v, are keyed by the global index (pieces at global offsets agree with the whole)",
                        false, false, stochastic_rounding});
-  catalogue.push_back({"P8u", "stochastic-unbiased", "quant",
+  catalogue.push_back({"P8u", "stochastic-unbiased", fixtures::Suite::quant,
                        "the mean of stochastic codes is v within 6 sigma + 2^-22 of the code gap", false, false,
                        stochastic_unbiased});
-  catalogue.push_back({"P9", "special-values", "quant",
+  catalogue.push_back({"P9", "special-values", fixtures::Suite::quant,
                        "NaN/Inf blocks are reported with absmax NaN and zero codes; zero blocks, subnormals and empty "
                        "tensors follow the policy; finite blocks stay exact",
                        false, false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, true); }});
-  catalogue.push_back({"P5", "device", "quant", "every CUDA device gives the CPU's bits", true, false, device_parity});
+  catalogue.push_back({"P5", "device", fixtures::Suite::quant, "every CUDA device gives the CPU's bits", true, false, device_parity});
 }
 
 }  // namespace bitparity::properties

@@ -44,20 +44,10 @@ const std::vector<PropertyDef>& property_catalogue() {
   return catalogue;
 }
 
-const std::vector<std::string>& suite_names() {
-  static const std::vector<std::string> names = {"quant", "optim32", "optim8", "conversions"};
-  return names;
-}
-
-std::vector<const PropertyDef*> properties_of_suite(const std::string& suite) {
+std::vector<const PropertyDef*> properties_of_suite(fixtures::Suite suite) {
   std::vector<const PropertyDef*> found;
   for (const auto& property : property_catalogue()) {
     if (property.suite == suite) found.push_back(&property);
-  }
-  if (found.empty()) {
-    std::string choices;
-    for (const auto& name : suite_names()) choices += (choices.empty() ? "" : ", ") + name;
-    throw Error(ErrorCode::invalid_argument, "unknown suite '" + suite + "'; expected one of " + choices);
   }
   return found;
 }
@@ -80,21 +70,22 @@ std::vector<std::int64_t> TargetSpec::block_sizes() const {
   return {0};
 }
 
-std::vector<TargetSpec> suite_targets(const std::string& suite) {
+std::vector<TargetSpec> suite_targets(fixtures::Suite suite) {
+  using fixtures::Suite;
   std::vector<TargetSpec> targets;
-  if (suite == "conversions") {
+  if (suite == Suite::conversions) {
     targets.push_back({nullptr, nullptr, DType::f16});
     targets.push_back({nullptr, nullptr, DType::bf16});
     return targets;
   }
-  if (suite == "optim8") {
+  if (suite == Suite::optim8) {
     for (const auto& optimizer : optimizer_registry()) {
       if (!has_8bit_variant(optimizer.kind)) continue;
       for (DType dtype : float_dtypes()) targets.push_back({nullptr, &optimizer, dtype, true});
     }
     return targets;
   }
-  if (suite == "optim32") {
+  if (suite == Suite::optim32) {
     for (const auto& optimizer : optimizer_registry()) {
       for (DType dtype : float_dtypes()) targets.push_back({nullptr, &optimizer, dtype});
     }
@@ -134,14 +125,16 @@ void load_rapidcheck_configuration_quietly() {
 
 }  // namespace
 
-std::vector<fixtures::OperationFamily> families_of_suite(const std::string& suite) {
+std::vector<fixtures::OperationFamily> families_of_suite(fixtures::Suite suite) {
   using fixtures::OperationFamily;
-  // P2 of quant also checks strided conversions.
-  if (suite == "quant") return {OperationFamily::quantize, OperationFamily::dequantize, OperationFamily::convert};
-  if (suite == "conversions") return {OperationFamily::convert};
-  if (suite == "optim32") return {OperationFamily::optimizer_step};
-  if (suite == "optim8") return {OperationFamily::optimizer8_step};
-  throw Error(ErrorCode::invalid_argument, "unknown suite '" + suite + "'");
+  switch (suite) {
+    // P2 of quant also checks strided conversions.
+    case fixtures::Suite::quant: return {OperationFamily::quantize, OperationFamily::dequantize, OperationFamily::convert};
+    case fixtures::Suite::conversions: return {OperationFamily::convert};
+    case fixtures::Suite::optim32: return {OperationFamily::optimizer_step};
+    case fixtures::Suite::optim8: return {OperationFamily::optimizer8_step};
+  }
+  return {};
 }
 
 namespace {

@@ -31,7 +31,7 @@ class QuantizeOnly : public fixtures::CpuImplementation {
   int calls_outside = 0;
 };
 
-RunResult run_first_target(const std::string& suite, const PropertyDef& property, fixtures::Implementation& iut,
+RunResult run_first_target(fixtures::Suite suite, const PropertyDef& property, fixtures::Implementation& iut,
                            fixtures::Implementation* baseline) {
   const TargetSpec spec = suite_targets(suite).front();
   const PropertyTarget target = make_target(property, spec, &iut, baseline, spec.block_sizes().front());
@@ -43,10 +43,10 @@ RunResult run_first_target(const std::string& suite, const PropertyDef& property
 
 TEST(Capabilities, AnAbsentFamilyIsNotApplicableAndNeverCalled) {
   QuantizeOnly iut;
-  for (const std::string suite : {"optim32", "optim8"}) {
+  for (const fixtures::Suite suite : {fixtures::Suite::optim32, fixtures::Suite::optim8}) {
     for (const PropertyDef* property : properties_of_suite(suite)) {
       const RunResult result = run_first_target(suite, *property, iut, nullptr);
-      EXPECT_TRUE(result.not_applicable) << property->id << " on " << suite;
+      EXPECT_TRUE(result.not_applicable) << property->id << " on " << fixtures::suite_name(suite);
       EXPECT_TRUE(result.passed) << property->id;
       EXPECT_EQ(result.stats.cases, 0) << property->id;
       EXPECT_NE(result.not_applicable_reason.find("cpu-quantize-only does not offer"), std::string::npos)
@@ -58,9 +58,9 @@ TEST(Capabilities, AnAbsentFamilyIsNotApplicableAndNeverCalled) {
 
 TEST(Capabilities, AnOfferedFamilyIsTestedAsUsual) {
   QuantizeOnly iut;
-  for (const PropertyDef* property : properties_of_suite("quant")) {
+  for (const PropertyDef* property : properties_of_suite(fixtures::Suite::quant)) {
     if (property->needs_baseline || property->exhaustive) continue;  // P5 compares a device with cpu
-    const RunResult result = run_first_target("quant", *property, iut, nullptr);
+    const RunResult result = run_first_target(fixtures::Suite::quant, *property, iut, nullptr);
     EXPECT_FALSE(result.not_applicable) << property->id;
     EXPECT_TRUE(result.passed) << property->id << ": " << result.counterexample;
     EXPECT_GT(result.stats.cases, 0) << property->id;
@@ -70,9 +70,9 @@ TEST(Capabilities, AnOfferedFamilyIsTestedAsUsual) {
 TEST(Capabilities, ABaselineWithoutTheFamilyMakesTheComparisonNotApplicable) {
   fixtures::CpuImplementation cpu;
   QuantizeOnly baseline;
-  for (const PropertyDef* property : properties_of_suite("optim32")) {
+  for (const PropertyDef* property : properties_of_suite(fixtures::Suite::optim32)) {
     if (!property->needs_baseline) continue;
-    const RunResult result = run_first_target("optim32", *property, cpu, &baseline);
+    const RunResult result = run_first_target(fixtures::Suite::optim32, *property, cpu, &baseline);
     EXPECT_TRUE(result.not_applicable) << property->id;
   }
 }

@@ -42,8 +42,8 @@ TEST(MutantHarness, UntwistedEightBitHostLoopEqualsTheKernel) {
   const auto loop = fixtures::untwisted_optimizer8_host_loop();
   const auto cpu = fixtures::make_implementation("cpu");
   for (const auto& property : property_catalogue()) {
-    if (property.suite != "optim8") continue;
-    for (const auto& spec : suite_targets("optim8")) {
+    if (property.suite != fixtures::Suite::optim8) continue;
+    for (const auto& spec : suite_targets(fixtures::Suite::optim8)) {
       for (std::int64_t blocksize : {64, 256}) {
         RunOptions options;
         options.seed = 20261122 + static_cast<std::uint64_t>(blocksize);

@@ -38,9 +38,15 @@ std::vector<std::string> optimizer_names() {
   return names;
 }
 
-std::vector<std::string> suites_of_entry(const std::string& entry) {
-  std::vector<std::string> suites;
-  for (const auto& suite : properties::suite_names()) {
+std::string joined(const std::vector<fixtures::Suite>& suites) {
+  std::vector<std::string> names;
+  for (fixtures::Suite suite : suites) names.emplace_back(fixtures::suite_name(suite));
+  return joined(names);
+}
+
+std::vector<fixtures::Suite> suites_of_entry(const std::string& entry) {
+  std::vector<fixtures::Suite> suites;
+  for (fixtures::Suite suite : fixtures::kSuites) {
     for (const auto& spec : properties::suite_targets(suite)) {
       if (spec.entry() == entry) {
         suites.push_back(suite);
@@ -85,7 +91,8 @@ std::string why_empty(const CheckOptions& options) {
     for (const auto& property : properties::property_catalogue()) {
       if (property.id != id) continue;
       if (std::find(options.suites.begin(), options.suites.end(), property.suite) == options.suites.end()) {
-        return "property " + id + " belongs to suite " + property.suite + ", not to " + joined(options.suites);
+        return "property " + id + " belongs to suite " + std::string(fixtures::suite_name(property.suite)) + ", not to " +
+               joined(options.suites);
       }
       if (property.needs_baseline && options.devices == std::vector<std::string>{"cpu"}) {
         return "property " + id + " compares a GPU with the cpu; it has no rows with --device cpu";
@@ -111,15 +118,16 @@ void check_block_sizes(const CheckOptions& options, const std::vector<PlannedRow
 CheckOptions checked_options(const CheckCommand& command, bool& asked_all) {
   const CheckOptions& asked = command.requested;
   CheckOptions options = asked;
-  refuse_repeats("--suite", asked.suites);
+  refuse_repeats("--suite", command.suite_names);
   refuse_repeats("--property", asked.properties);
   refuse_repeats("--format", asked.formats);
   refuse_repeats("--dtype", asked.dtypes);
   std::vector<std::string> sizes;
   for (auto size : asked.block_sizes) sizes.push_back(std::to_string(size));
   refuse_repeats("--block-size", sizes);
-  options.suites = asked.suites.empty() ? properties::suite_names() : asked.suites;
-  for (const auto& suite : options.suites) properties::properties_of_suite(suite);  // refuses unknown suites
+  options.suites.clear();
+  for (const auto& name : command.suite_names) options.suites.push_back(fixtures::parse_suite(name));  // refuses unknown ones
+  if (options.suites.empty()) options.suites.assign(fixtures::kSuites.begin(), fixtures::kSuites.end());
   for (const auto& id : asked.properties) {
     std::vector<std::string> ids;
     for (const auto& property : properties::property_catalogue()) ids.push_back(property.id);
@@ -177,7 +185,7 @@ nlohmann::json check_document(const std::vector<CheckRow>& rows, const CheckOpti
 
 void add_check_command(CLI::App& app, CheckCommand& command) {
   auto* check = app.add_subcommand("check", "run the properties over the registry and print one row per property x entry x dtype x device");
-  check->add_option("--suite", command.requested.suites, "quant, optim32, optim8 or conversions (repeatable; default all)");
+  check->add_option("--suite", command.suite_names, "quant, optim32, optim8 or conversions (repeatable; default all)");
   check->add_option("--property", command.requested.properties, "only these property ids, e.g. P1 or P5q (repeatable)");
   check->add_option("--device", command.requested.devices, "cpu, cuda:N or all (repeatable; default cpu)");
   check->add_option("--format", command.requested.formats,

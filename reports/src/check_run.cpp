@@ -142,8 +142,9 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
 }
 
 std::string replay_command(const CheckRow& row, std::uint64_t seed) {
-  std::string command = program_name() + " check --suite " + row.suite + " --property " + row.property_id;
-  if (row.suite != "conversions") command += " --format " + row.format;
+  std::string command =
+      program_name() + " check --suite " + std::string(fixtures::suite_name(row.suite)) + " --property " + row.property_id;
+  if (row.suite != fixtures::Suite::conversions) command += " --format " + row.format;
   command += " --dtype " + row.dtype + " --device " + row.device;
   if (row.failing_block_size > 0) command += " --block-size " + std::to_string(row.failing_block_size);
   command += " --seed " + std::to_string(seed);
@@ -164,7 +165,7 @@ std::string format_ratio(double ratio) {
 }
 
 nlohmann::json check_row_json(const CheckRow& row, std::uint64_t seed) {
-  nlohmann::json entry = {{"suite", row.suite},
+  nlohmann::json entry = {{"suite", fixtures::suite_name(row.suite)},
                           {"property", row.property},
                           {"format", row.format},
                           {"dtype", row.dtype},

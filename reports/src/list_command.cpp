@@ -17,7 +17,7 @@ void add_list_command(CLI::App& app) {
 
 int run_list_command() {
   std::printf("suites:");
-  for (const auto& suite : properties::suite_names()) std::printf(" %s", suite.c_str());
+  for (fixtures::Suite suite : fixtures::kSuites) std::printf(" %s", std::string(fixtures::suite_name(suite)).c_str());
   std::printf("\nformats (suite quant):\n");
   for (const auto& format : properties::quant_registry()) {
     std::printf("  %-18s %d-bit  block sizes:", format.name.c_str(), format.bits);
@@ -43,7 +43,7 @@ int run_list_command() {
   }
   std::printf("properties:\n");
   for (const auto& property : properties::property_catalogue()) {
-    std::printf("  %-4s %-20s [%s] %s\n", property.id.c_str(), property.name.c_str(), property.suite.c_str(),
+    std::printf("  %-4s %-20s [%s] %s\n", property.id.c_str(), property.name.c_str(), std::string(fixtures::suite_name(property.suite)).c_str(),
                 property.claim.c_str());
   }
   std::printf("optimizer-state memory per parameter element (8-bit: codes + fp32 absmax per block of 256):\n");

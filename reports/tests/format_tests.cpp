@@ -18,7 +18,7 @@ TEST(FormatRatio, NeverRoundsUpToOne) {
 
 TEST(ReplayCommand, NarrowsToTheFailingRow) {
   CheckRow row;
-  row.suite = "optim32";
+  row.suite = fixtures::Suite::optim32;
   row.property_id = "P1";
   row.format = "lars";
   row.dtype = "f32";

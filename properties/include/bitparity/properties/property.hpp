@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/fixtures/suite.hpp"
 #include "bitparity/properties/registry.hpp"
 
 namespace bitparity::properties {
@@ -60,7 +61,7 @@ class PropertyViolation : public std::runtime_error {
 struct PropertyDef {
   std::string id;     // "P2"
   std::string name;   // "layout"
-  std::string suite;  // "quant" or "conversions"
+  fixtures::Suite suite;
   std::string claim;  // one sentence: what must hold
   bool needs_baseline = false;  // P5 runs only for a device implementation against cpu
   bool exhaustive = false;      // a deterministic sweep, not a random property
@@ -70,9 +71,8 @@ struct PropertyDef {
 const std::vector<PropertyDef>& property_catalogue();
 // The operation families a suite's properties call: quant quantize, dequantize and convert (its
 // P2 checks strided conversions), conversions convert, optim32 the 32-bit step, optim8 the 8-bit step.
-std::vector<fixtures::OperationFamily> families_of_suite(const std::string& suite);
-const std::vector<std::string>& suite_names();
-std::vector<const PropertyDef*> properties_of_suite(const std::string& suite);  // throws on unknown
+std::vector<fixtures::OperationFamily> families_of_suite(fixtures::Suite suite);
+std::vector<const PropertyDef*> properties_of_suite(fixtures::Suite suite);
 
 struct RunOptions {
   std::uint64_t seed = 1;  // the first batch's RapidCheck seed; batch k uses seed + k
@@ -107,7 +107,7 @@ struct TargetSpec {
   std::string entry() const;  // the registry entry: format or optimizer name ("" for conversions)
   std::vector<std::int64_t> block_sizes() const;  // {0} when the target has no blocks  // "nf4/bf16" or "f16"
 };
-std::vector<TargetSpec> suite_targets(const std::string& suite);
+std::vector<TargetSpec> suite_targets(fixtures::Suite suite);
 
 // The target of `property` on `spec`: the baseline only when the property compares with one.
 PropertyTarget make_target(const PropertyDef& property, const TargetSpec& spec, fixtures::Implementation* iut,

@@ -13,7 +13,7 @@
 namespace bitparity::reports {
 
 struct CheckOptions {
-  std::vector<std::string> suites;      // quant, optim32, optim8, conversions
+  std::vector<fixtures::Suite> suites;  // empty on the command line: every suite
   std::vector<std::string> devices;     // cpu, cuda:N
   std::vector<std::string> properties;  // property ids; empty: every property of the suites
   std::vector<std::string> formats;     // formats or optimizers; empty: every registry entry
@@ -33,7 +33,8 @@ struct PlannedRow {
 };
 
 struct CheckRow {
-  std::string suite, property, property_id, format, dtype, device;
+  fixtures::Suite suite = fixtures::Suite::quant;
+  std::string property, property_id, format, dtype, device;
   std::vector<std::int64_t> block_sizes;
   std::int64_t cases = 0, informative_cases = 0, elements = 0, violations = 0, ill_conditioned = 0;
   double max_error_over_bound = 0.0;

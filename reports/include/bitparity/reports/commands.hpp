@@ -15,6 +15,7 @@ namespace bitparity::reports {
 // (devices expanded, default suites filled in) before any work starts.
 struct CheckCommand {
   CheckOptions requested;
+  std::vector<std::string> suite_names;  // --suite as given, parsed into requested.suites
   std::string json_path;
   bool json_given = false;  // --json was given (an empty path is refused, not ignored)
   bool require_gpu = false;
