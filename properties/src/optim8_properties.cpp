@@ -9,6 +9,7 @@
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/properties/show.hpp"
 #include "bitparity/reference/rounding.hpp"
+#include "metamorphic.hpp"
 #include "optim_harness.hpp"
 #include "quant_harness.hpp"
 
@@ -198,35 +199,32 @@ void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
   stats.pass_case(n);
 }
 
-void layout8(const PropertyTarget& t, PropertyStats& stats) {
-  const Optim8Case c = draw_optim8_case(t, stats, true, false, 2000);
-  const Optim8Result flat = run_optim8(*t.iut, c, {}, true), strided = run_optim8(*t.iut, c, {}, false);
-  expect_same_step8(stats, c, flat, strided, "strided vs contiguous 8-bit step");
-  expect_untouched_outside_view(stats, strided.param, 0x3C, "8-bit step parameter");
-  stats.pass_case(static_cast<std::int64_t>(c.base.values.size()));
-}
-
-void launch8(const PropertyTarget& t, PropertyStats& stats) {
-  const Optim8Case c = draw_optim8_case(t, stats, true, false, 20000);
-  const LaunchConfig launch = draw_launch();
-  stats.note("launch {" + launch.describe() + "}");
-  expect_same_step8(stats, c, run_optim8(*t.iut, c, {}, false), run_optim8(*t.iut, c, launch, false), "8-bit step with launch");
-  stats.pass_case(static_cast<std::int64_t>(c.base.values.size()));
-}
-
-void determinism8(const PropertyTarget& t, PropertyStats& stats) {
-  const Optim8Case c = draw_optim8_case(t, stats, true, false, 4000);
-  const LaunchConfig launch = draw_launch();
-  expect_same_step8(stats, c, run_optim8(*t.iut, c, launch, false), run_optim8(*t.iut, c, launch, false), "second identical 8-bit step");
-  stats.pass_case(static_cast<std::int64_t>(c.base.values.size()));
-}
-
-void device8(const PropertyTarget& t, PropertyStats& stats) {
-  const Optim8Case c = draw_optim8_case(t, stats, true, false, 20000);
-  expect_same_step8(stats, c, run_optim8(*t.baseline, c, {}, false), run_optim8(*t.iut, c, draw_launch(), false),
-                    t.iut->name() + " vs " + t.baseline->name() + " 8-bit step");
-  stats.pass_case(static_cast<std::int64_t>(c.base.values.size()));
-}
+// The 8-bit step as an operation family of the metamorphic properties (metamorphic.hpp).
+struct Step8Family {
+  using Case = Optim8Case;
+  using Result = Optim8Result;
+  static constexpr const char* operation = "8-bit step";
+  static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
+    switch (which) {
+      case Metamorphic::layout: return draw_optim8_case(t, stats, true, false, 2000);
+      case Metamorphic::launch: return draw_optim8_case(t, stats, true, false, 20000);
+      case Metamorphic::determinism: return draw_optim8_case(t, stats, true, false, 4000);
+      case Metamorphic::device: return draw_optim8_case(t, stats, true, false, 20000);
+    }
+    return {};
+  }
+  static Result run(fixtures::Implementation& iut, const Case& c, const LaunchConfig& launch, bool contiguous) {
+    return run_optim8(iut, c, launch, contiguous);
+  }
+  static void expect_same(PropertyStats& stats, const Case& c, const Result& expected, const Result& actual,
+                          const std::string& what) {
+    expect_same_step8(stats, c, expected, actual, what);
+  }
+  static void expect_untouched_outside_views(PropertyStats& stats, const Result& strided) {
+    expect_untouched_outside_view(stats, strided.param, 0x3C, "8-bit step parameter");
+  }
+  static std::int64_t elements(const Case& c) { return static_cast<std::int64_t>(c.base.values.size()); }
+};
 
 // P9q: a NaN/Inf gradient leaves the parameter, every code and every absmax as they were.
 void nonfinite8(const PropertyTarget& t, PropertyStats& stats) {
@@ -262,15 +260,15 @@ void append_optimizer8_properties(std::vector<PropertyDef>& catalogue) {
                        "parameters within bound, new absmax within bound, every requantized code admissible", false,
                        false, accuracy8});
   catalogue.push_back({"P2q", "layout-8bit", fixtures::Suite::optim8, "strided parameters and gradients give the contiguous bits",
-                       false, false, layout8});
+                       false, false, layout_property<Step8Family>});
   catalogue.push_back({"P3q", "launch-8bit", fixtures::Suite::optim8, "threads, grid and launch splitting do not change a bit", false,
-                       false, launch8});
+                       false, launch_property<Step8Family>});
   catalogue.push_back({"P4q", "determinism-8bit", fixtures::Suite::optim8, "the same 8-bit step twice gives the same bits", false,
-                       false, determinism8});
+                       false, determinism_property<Step8Family>});
   catalogue.push_back({"P9q", "nonfinite-8bit", fixtures::Suite::optim8,
                        "a NaN/Inf gradient changes no parameter, code or absmax and is reported", false, false,
                        nonfinite8});
-  catalogue.push_back({"P5q", "device-8bit", fixtures::Suite::optim8, "every CUDA device gives the CPU's bits", true, false, device8});
+  catalogue.push_back({"P5q", "device-8bit", fixtures::Suite::optim8, "every CUDA device gives the CPU's bits", true, false, device_property<Step8Family>});
 }
 
 }  // namespace bitparity::properties

@@ -6,6 +6,7 @@
 
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/properties/show.hpp"
+#include "metamorphic.hpp"
 #include "optim_harness.hpp"
 #include "quant_harness.hpp"
 
@@ -45,43 +46,36 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats) {
   stats.pass_case(static_cast<std::int64_t>(c.values.size()));
 }
 
-// P2: strided, permuted, sliced, offset and chunk layouts of every tensor give the contiguous bits,
-// and nothing outside a view is written.
-void layout_invariance(const PropertyTarget& t, PropertyStats& stats) {
-  const OptimCase c = draw_optim_case(t, stats, true, *rc::gen::weightedElement<bool>({{4, false}, {1, true}}), 300);
-  const OptimResult flat = run_optim(*t.iut, c, {}, true);
-  const OptimResult strided = run_optim(*t.iut, c, {}, false);
-  expect_same_step(stats, c, flat, strided, "strided vs contiguous step");
-  for (std::size_t k = 0; k < strided.tensors.size(); ++k) {
-    if (k != 1) expect_untouched_outside_view(stats, strided.tensors[k], 0x3C, "optimizer step output " + std::to_string(k));
+// The 32-bit step as an operation family of the metamorphic properties (metamorphic.hpp).
+struct Step32Family {
+  using Case = OptimCase;
+  using Result = OptimResult;
+  static constexpr const char* operation = "step";
+  static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
+    // A non-finite gradient in one case of five where the property compares whole results.
+    const auto sometimes_nonfinite = [] { return *rc::gen::weightedElement<bool>({{4, false}, {1, true}}); };
+    switch (which) {
+      case Metamorphic::layout: return draw_optim_case(t, stats, true, sometimes_nonfinite(), 300);
+      case Metamorphic::launch: return draw_optim_case(t, stats, true, false, 20000);
+      case Metamorphic::determinism: return draw_optim_case(t, stats, true, false, 2000);
+      case Metamorphic::device: return draw_optim_case(t, stats, true, sometimes_nonfinite(), 20000);
+    }
+    return {};
   }
-  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
-}
-
-// P3: threads, grid and launch splitting do not change a bit.
-void launch_invariance(const PropertyTarget& t, PropertyStats& stats) {
-  const OptimCase c = draw_optim_case(t, stats, true, false, 20000);
-  const LaunchConfig launch = draw_launch();
-  stats.note("launch {" + launch.describe() + "}");
-  expect_same_step(stats, c, run_optim(*t.iut, c, {}), run_optim(*t.iut, c, launch), "step with launch {" + launch.describe() + "}");
-  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
-}
-
-// P4: the same step twice gives the same bits.
-void determinism(const PropertyTarget& t, PropertyStats& stats) {
-  const OptimCase c = draw_optim_case(t, stats, true, false, 2000);
-  const LaunchConfig launch = draw_launch();
-  expect_same_step(stats, c, run_optim(*t.iut, c, launch), run_optim(*t.iut, c, launch), "second identical step");
-  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
-}
-
-// P5: the implementation under test gives the baseline's (cpu) bits.
-void device_parity(const PropertyTarget& t, PropertyStats& stats) {
-  const OptimCase c = draw_optim_case(t, stats, true, *rc::gen::weightedElement<bool>({{4, false}, {1, true}}), 20000);
-  expect_same_step(stats, c, run_optim(*t.baseline, c, {}), run_optim(*t.iut, c, draw_launch()),
-                   t.iut->name() + " vs " + t.baseline->name());
-  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
-}
+  static Result run(fixtures::Implementation& iut, const Case& c, const LaunchConfig& launch, bool contiguous) {
+    return run_optim(iut, c, launch, contiguous);
+  }
+  static void expect_same(PropertyStats& stats, const Case& c, const Result& expected, const Result& actual,
+                          const std::string& what) {
+    expect_same_step(stats, c, expected, actual, what);
+  }
+  static void expect_untouched_outside_views(PropertyStats& stats, const Result& strided) {
+    for (std::size_t k = 0; k < strided.tensors.size(); ++k) {
+      if (k != 1) expect_untouched_outside_view(stats, strided.tensors[k], 0x3C, "optimizer step output " + std::to_string(k));
+    }
+  }
+  static std::int64_t elements(const Case& c) { return static_cast<std::int64_t>(c.values.size()); }
+};
 
 // P9: a gradient holding NaN or infinity changes nothing (every byte of every tensor's storage stays
 // as it was) and is reported.
@@ -124,15 +118,15 @@ void append_optimizer_properties(std::vector<PropertyDef>& catalogue) {
                        false, accuracy});
   catalogue.push_back({"P2o", "layout", fixtures::Suite::optim32,
                        "strided, sliced, permuted, broadcast-gradient and chunk layouts give the contiguous bits", false,
-                       false, layout_invariance});
+                       false, layout_property<Step32Family>});
   catalogue.push_back({"P3o", "launch", fixtures::Suite::optim32, "threads, grid and launch splitting do not change a bit", false,
-                       false, launch_invariance});
+                       false, launch_property<Step32Family>});
   catalogue.push_back({"P4o", "determinism", fixtures::Suite::optim32, "the same step twice gives the same bits", false, false,
-                       determinism});
+                       determinism_property<Step32Family>});
   catalogue.push_back({"P9o", "nonfinite-gradient", fixtures::Suite::optim32,
                        "a NaN/Inf gradient changes no byte of any tensor and is reported", false, false,
                        nonfinite_policy});
-  catalogue.push_back({"P5o", "device", fixtures::Suite::optim32, "every CUDA device gives the CPU's bits", true, false, device_parity});
+  catalogue.push_back({"P5o", "device", fixtures::Suite::optim32, "every CUDA device gives the CPU's bits", true, false, device_property<Step32Family>});
 }
 
 }  // namespace bitparity::properties

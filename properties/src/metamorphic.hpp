@@ -1,0 +1,64 @@
+#pragma once
+// The metamorphic properties, written once over an operation family: layout (P2), launch (P3),
+// determinism (P4) and device (P5) compare two runs of the same drawn case bit for bit. A family F
+// says how to draw a case, run it and compare two results:
+//   F::Case, F::Result
+//   static constexpr const char* operation;                       // "8-bit step", in messages
+//   static Case draw(const PropertyTarget&, PropertyStats&, Metamorphic which);  // sizes and mixes per property
+//   static Result run(fixtures::Implementation&, const Case&, const LaunchConfig&, bool contiguous);
+//   static void expect_same(PropertyStats&, const Case&, const Result& expected, const Result& actual,
+//                           const std::string& what);
+//   static void expect_untouched_outside_views(PropertyStats&, const Result& strided);  // P2's fill bytes
+//   static std::int64_t elements(const Case&);
+#include <string>
+
+#include "bitparity/properties/generators.hpp"
+#include "bitparity/properties/property.hpp"
+
+namespace bitparity::properties {
+
+enum class Metamorphic { layout, launch, determinism, device };
+
+// P2: the case laid out strided (sliced, permuted, offset, chunked) gives the contiguous bits, and
+// nothing outside an output view is written.
+template <class F>
+void layout_property(const PropertyTarget& t, PropertyStats& stats) {
+  const typename F::Case c = F::draw(t, stats, Metamorphic::layout);
+  const typename F::Result flat = F::run(*t.iut, c, {}, true);
+  const typename F::Result strided = F::run(*t.iut, c, {}, false);
+  F::expect_same(stats, c, flat, strided, std::string("strided vs contiguous ") + F::operation);
+  F::expect_untouched_outside_views(stats, strided);
+  stats.pass_case(F::elements(c));
+}
+
+// P3: threads, grid and launch splitting do not change a bit.
+template <class F>
+void launch_property(const PropertyTarget& t, PropertyStats& stats) {
+  const typename F::Case c = F::draw(t, stats, Metamorphic::launch);
+  const LaunchConfig launch = draw_launch();
+  stats.note("launch {" + launch.describe() + "}");
+  F::expect_same(stats, c, F::run(*t.iut, c, {}, false), F::run(*t.iut, c, launch, false),
+                 std::string(F::operation) + " with launch {" + launch.describe() + "}");
+  stats.pass_case(F::elements(c));
+}
+
+// P4: the same call twice gives the same bits.
+template <class F>
+void determinism_property(const PropertyTarget& t, PropertyStats& stats) {
+  const typename F::Case c = F::draw(t, stats, Metamorphic::determinism);
+  const LaunchConfig launch = draw_launch();
+  F::expect_same(stats, c, F::run(*t.iut, c, launch, false), F::run(*t.iut, c, launch, false),
+                 std::string("second identical ") + F::operation);
+  stats.pass_case(F::elements(c));
+}
+
+// P5: the implementation under test gives the baseline's (cpu) bits on the same case.
+template <class F>
+void device_property(const PropertyTarget& t, PropertyStats& stats) {
+  const typename F::Case c = F::draw(t, stats, Metamorphic::device);
+  F::expect_same(stats, c, F::run(*t.baseline, c, {}, false), F::run(*t.iut, c, draw_launch(), false),
+                 t.iut->name() + " vs " + t.baseline->name() + " " + F::operation);
+  stats.pass_case(F::elements(c));
+}
+
+}  // namespace bitparity::properties
