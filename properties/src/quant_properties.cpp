@@ -6,6 +6,7 @@
 
 #include "bitparity/properties/generators.hpp"
 #include "bitparity/properties/show.hpp"
+#include "metamorphic.hpp"
 #include "quant_harness.hpp"
 
 namespace bitparity::properties {
@@ -75,89 +76,63 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
   stats.pass_case(n);
 }
 
-// P2: any layout gives the bits of the contiguous tensor (quantize, dequantize, convert).
-void layout_invariance(const PropertyTarget& t, PropertyStats& stats) {
-  const FormatEntry& format = *t.format;
-  LayoutCase c = draw_layout_case(t, stats, 3, *rc::gen::arbitrary<bool>());
-  const StochasticRounding rounding = draw_rounding(stats, true);
-  const QuantOutput expected = run_quantize(*t.iut, c.contiguous.view(), format, t.blocksize, rounding, {});
-  const QuantOutput actual = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, {});
-  expect_same_quantization(stats, expected, actual, "quantize(strided) vs quantize(contiguous)", format.bits,
-                           static_cast<std::int64_t>(c.logical.size()));
-
-  const DType out_dtype = *rc::gen::elementOf(float_dtypes());
-  const Layout out_layout = draw_layout(c.shape, false);
-  stats.note(std::string("output ") + dtype_name(out_dtype) + " " + describe(out_layout));
-  const HostTensor flat = run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, contiguous_layout(c.shape), {});
-  const HostTensor strided = run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, out_layout, {});
-  expect_same_bits(stats, bits_of(flat), bits_of(strided), out_dtype, "dequantize into a strided output");
-  expect_untouched_outside_view(stats, strided, 0x5A, "dequantize into a strided output");
-
-  HostTensor converted = make_tensor(out_dtype, out_layout, 0x5A);
-  HostTensor converted_flat = HostTensor::contiguous(out_dtype, c.shape);
-  t.iut->convert(c.strided.view(), converted.view(), {});
-  t.iut->convert(c.contiguous.view(), converted_flat.view(), {});
-  expect_same_bits(stats, bits_of(converted_flat), bits_of(converted), out_dtype, "convert strided to strided");
-  expect_untouched_outside_view(stats, converted, 0x5A, "convert into a strided output");
-  stats.pass_case(static_cast<std::int64_t>(c.logical.size()));
-}
-
-// P3: the launch configuration cannot change a result.
-void launch_invariance(const PropertyTarget& t, PropertyStats& stats) {
-  const FormatEntry& format = *t.format;
-  LayoutCase c = draw_layout_case(t, stats, 6, false);
-  const StochasticRounding rounding = draw_rounding(stats, true);
-  const LaunchConfig launch = draw_launch();
-  stats.note("launch {" + launch.describe() + "}");
-  const QuantOutput expected = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, {});
-  const QuantOutput actual = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, launch);
-  expect_same_quantization(stats, expected, actual, "quantize with launch {" + launch.describe() + "}", format.bits,
-                           static_cast<std::int64_t>(c.logical.size()));
-  const DType out_dtype = *rc::gen::elementOf(float_dtypes());
-  const Layout layout = contiguous_layout(c.shape);
-  expect_same_bits(stats, bits_of(run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, layout, {})),
-                   bits_of(run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, layout, launch)), out_dtype,
-                   "dequantize with launch {" + launch.describe() + "}");
-  stats.pass_case(static_cast<std::int64_t>(c.logical.size()));
-}
-
-// P4: the same call twice gives the same bits.
-void determinism(const PropertyTarget& t, PropertyStats& stats) {
-  const FormatEntry& format = *t.format;
-  LayoutCase c = draw_layout_case(t, stats, 4, *rc::gen::arbitrary<bool>());
-  const StochasticRounding rounding = draw_rounding(stats, true);
-  const LaunchConfig launch = draw_launch();
-  const QuantOutput first = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, launch);
-  const QuantOutput second = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, launch);
-  expect_same_quantization(stats, first, second, "second identical quantize call", format.bits,
-                           static_cast<std::int64_t>(c.logical.size()));
-  const Layout layout = contiguous_layout(c.shape);
-  expect_same_bits(stats, bits_of(run_dequantize(*t.iut, first, format, t.blocksize, t.dtype, layout, launch)),
-                   bits_of(run_dequantize(*t.iut, first, format, t.blocksize, t.dtype, layout, launch)), t.dtype,
-                   "second identical dequantize call");
-  stats.pass_case(static_cast<std::int64_t>(c.logical.size()));
-}
-
-// P5: the implementation under test gives the bits of the baseline (cpu) on the same inputs.
-void device_parity(const PropertyTarget& t, PropertyStats& stats) {
-  const FormatEntry& format = *t.format;
-  LayoutCase c = draw_layout_case(t, stats, 8, *rc::gen::arbitrary<bool>());
-  const StochasticRounding rounding = draw_rounding(stats, true);
-  const QuantOutput expected = run_quantize(*t.baseline, c.strided.view(), format, t.blocksize, rounding, {});
-  const QuantOutput actual = run_quantize(*t.iut, c.strided.view(), format, t.blocksize, rounding, draw_launch());
-  expect_same_quantization(stats, expected, actual, t.iut->name() + " vs " + t.baseline->name() + " quantize",
-                           format.bits, static_cast<std::int64_t>(c.logical.size()));
-  const DType out_dtype = *rc::gen::elementOf(float_dtypes());
-  const Layout layout = draw_layout(c.shape, false);
-  expect_same_bits(stats, bits_of(run_dequantize(*t.baseline, expected, format, t.blocksize, out_dtype, layout, {})),
-                   bits_of(run_dequantize(*t.iut, expected, format, t.blocksize, out_dtype, layout, {})), out_dtype,
-                   t.iut->name() + " vs " + t.baseline->name() + " dequantize");
-  HostTensor on_baseline = HostTensor::contiguous(out_dtype, c.shape), on_iut = HostTensor::contiguous(out_dtype, c.shape);
-  t.baseline->convert(c.strided.view(), on_baseline.view(), {});
-  t.iut->convert(c.strided.view(), on_iut.view(), {});
-  expect_same_bits(stats, bits_of(on_baseline), bits_of(on_iut), out_dtype, "convert on both devices");
-  stats.pass_case(static_cast<std::int64_t>(c.logical.size()));
-}
+// Quantize, then dequantize its codes and convert the input, as an operation family of the
+// metamorphic properties (metamorphic.hpp): strided runs read the strided input and write strided
+// outputs (storage outside them filled with 0x5A), contiguous runs use the contiguous twins.
+struct QuantizeFamily {
+  struct Case {
+    const FormatEntry* format = nullptr;
+    std::int64_t blocksize = 0;
+    LayoutCase input;
+    StochasticRounding rounding;
+    DType out_dtype = DType::f32;
+    Layout out_layout;
+  };
+  struct Result {
+    QuantOutput quantized;
+    HostTensor dequantized;
+    HostTensor converted;
+  };
+  static constexpr const char* operation = "quantize, dequantize and convert";
+  static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
+    Case c;
+    c.format = t.format;
+    c.blocksize = t.blocksize;
+    switch (which) {
+      case Metamorphic::layout: c.input = draw_layout_case(t, stats, 3, *rc::gen::arbitrary<bool>()); break;
+      case Metamorphic::launch: c.input = draw_layout_case(t, stats, 6, false); break;
+      case Metamorphic::determinism: c.input = draw_layout_case(t, stats, 4, *rc::gen::arbitrary<bool>()); break;
+      case Metamorphic::device: c.input = draw_layout_case(t, stats, 8, *rc::gen::arbitrary<bool>()); break;
+    }
+    c.rounding = draw_rounding(stats, true);
+    c.out_dtype = *rc::gen::elementOf(float_dtypes());
+    c.out_layout = draw_layout(c.input.shape, false);
+    stats.note(std::string("output ") + dtype_name(c.out_dtype) + " " + describe(c.out_layout));
+    return c;
+  }
+  static Result run(fixtures::Implementation& iut, const Case& c, const LaunchConfig& launch, bool contiguous) {
+    Result r;
+    const TensorView input = contiguous ? c.input.contiguous.view() : c.input.strided.view();
+    const Layout out_layout = contiguous ? contiguous_layout(c.input.shape) : c.out_layout;
+    r.quantized = run_quantize(iut, input, *c.format, c.blocksize, c.rounding, launch);
+    r.dequantized = run_dequantize(iut, r.quantized, *c.format, c.blocksize, c.out_dtype, out_layout, launch);
+    r.converted = make_tensor(c.out_dtype, out_layout, 0x5A);
+    iut.convert(input, r.converted.view(), launch);
+    return r;
+  }
+  static void expect_same(PropertyStats& stats, const Case& c, const Result& expected, const Result& actual,
+                          const std::string& what) {
+    expect_same_quantization(stats, expected.quantized, actual.quantized, what + " (quantize)", c.format->bits,
+                             elements(c));
+    expect_same_bits(stats, bits_of(expected.dequantized), bits_of(actual.dequantized), c.out_dtype, what + " (dequantize)");
+    expect_same_bits(stats, bits_of(expected.converted), bits_of(actual.converted), c.out_dtype, what + " (convert)");
+  }
+  static void expect_untouched_outside_views(PropertyStats& stats, const Result& strided) {
+    expect_untouched_outside_view(stats, strided.dequantized, 0x5A, "dequantize into a strided output");
+    expect_untouched_outside_view(stats, strided.converted, 0x5A, "convert into a strided output");
+  }
+  static std::int64_t elements(const Case& c) { return static_cast<std::int64_t>(c.input.logical.size()); }
+};
 
 // P8: stochastic rounding picks a bracketing code, is keyed by the global index (pieces processed
 // at their global offsets give the whole tensor's bits), and is unbiased.
@@ -257,11 +232,11 @@ void append_quant_properties(std::vector<PropertyDef>& catalogue) {
   catalogue.push_back({"P2", "layout", fixtures::Suite::quant,
                        "strided, permuted, sliced, offset, broadcast and chunk+all_gather inputs and outputs give the "
                        "contiguous bits, and nothing outside an output view is written",
-                       false, false, layout_invariance});
+                       false, false, layout_property<QuantizeFamily>});
   catalogue.push_back({"P3", "launch", fixtures::Suite::quant, "threads, grid and launch splitting do not change a bit", false, false,
-                       launch_invariance});
+                       launch_property<QuantizeFamily>});
   catalogue.push_back({"P4", "determinism", fixtures::Suite::quant, "the same call twice gives the same bits", false, false,
-                       determinism});
+                       determinism_property<QuantizeFamily>});
   catalogue.push_back({"P8", "stochastic-rounding", fixtures::Suite::quant,
                        "codes bracket v, are keyed by the global index (pieces at global offsets agree with the whole)",
                        false, false, stochastic_rounding});
@@ -272,7 +247,7 @@ void append_quant_properties(std::vector<PropertyDef>& catalogue) {
                        "NaN/Inf blocks are reported with absmax NaN and zero codes; zero blocks, subnormals and empty "
                        "tensors follow the policy; finite blocks stay exact",
                        false, false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, true); }});
-  catalogue.push_back({"P5", "device", fixtures::Suite::quant, "every CUDA device gives the CPU's bits", true, false, device_parity});
+  catalogue.push_back({"P5", "device", fixtures::Suite::quant, "every CUDA device gives the CPU's bits", true, false, device_property<QuantizeFamily>});
 }
 
 }  // namespace bitparity::properties
