@@ -9,6 +9,7 @@
 #include <map>
 
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/properties/planner.hpp"
 #include "bitparity/properties/property.hpp"
 
 namespace bitparity::properties {
@@ -19,8 +20,7 @@ struct SuiteTargets {
   std::vector<TargetSpec> altered, unaltered;
 };
 
-SuiteTargets targets_for(const fixtures::MutantInfo& mutant, fixtures::Suite suite) {
-  std::vector<TargetSpec> all = suite_targets(suite);
+SuiteTargets targets_for(const fixtures::MutantInfo& mutant, fixtures::Suite suite, std::vector<TargetSpec> all) {
   // Visit every format or optimizer before the next dtype: consecutive rounds differ most.
   std::stable_sort(all.begin(), all.end(), [](const TargetSpec& a, const TargetSpec& b) { return a.dtype < b.dtype; });
   SuiteTargets split;
@@ -38,19 +38,24 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
   const auto baseline = fixtures::make_implementation("cpu");
   HuntResult hunt;
   hunt.mutant = mutant.name;
+  // The planner's properties (catalogue order) and, per property, its targets.
+  PlanSelection selection;
+  if (!only_property.empty()) selection.property_ids = {only_property};
   std::vector<const PropertyDef*> properties;
-  for (const auto& property : property_catalogue()) {
-    if (only_property.empty() || property.id == only_property) properties.push_back(&property);
+  std::map<const PropertyDef*, std::vector<TargetSpec>> planned_targets;
+  for (const PlannedCase& planned : plan_cases(selection)) {
+    if (!planned_targets.contains(planned.property)) properties.push_back(planned.property);
+    planned_targets[planned.property].push_back(planned.spec);
   }
-  std::map<fixtures::Suite, SuiteTargets> targets_of_suite;
+  std::map<const PropertyDef*, SuiteTargets> targets_of_property;
   for (const PropertyDef* property : properties) {
-    if (!targets_of_suite.contains(property->suite)) targets_of_suite[property->suite] = targets_for(mutant, property->suite);
+    targets_of_property[property] = targets_for(mutant, property->suite, planned_targets[property]);
   }
   // Altered targets every round; an unaltered one every fourth round (the harness check); an
   // exhaustive sweep per target from round 8 on, with a short slice (it is the slowest).
   for (int round = 0; elapsed() < budget_seconds; ++round) {
     for (const PropertyDef* property : properties) {
-      const SuiteTargets& split = targets_of_suite[property->suite];
+      const SuiteTargets& split = targets_of_property[property];
       const bool check_round = round % 4 == 3;
       const bool altered = !split.altered.empty() && !(check_round && !split.unaltered.empty() && only_property.empty());
       if (!altered && !check_round) continue;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bitparity/properties/planner.hpp"
 #include "bitparity/properties/property.hpp"
 
 namespace bitparity::properties::testing {
@@ -20,9 +21,8 @@ struct PropertyCase {
 template <class Wanted>
 std::vector<PropertyCase> catalogue_cases(Wanted wanted) {
   std::vector<PropertyCase> cases;
-  for (const auto& property : property_catalogue()) {
-    if (!wanted(property)) continue;
-    for (const auto& spec : suite_targets(property.suite)) cases.push_back({&property, spec});
+  for (const PlannedCase& planned : plan_cases({})) {
+    if (wanted(*planned.property)) cases.push_back({planned.property, planned.spec});
   }
   return cases;
 }

@@ -16,27 +16,6 @@ using properties::RunOptions;
 
 namespace {
 
-bool contains(const std::vector<std::string>& list, const std::string& item) {
-  return list.empty() || std::find(list.begin(), list.end(), item) != list.end();
-}
-
-bool selected(const properties::TargetSpec& spec, const CheckOptions& options) {
-  if (!contains(options.dtypes, dtype_name(spec.dtype))) return false;
-  return spec.entry().empty() || contains(options.formats, spec.entry());
-}
-
-std::vector<std::int64_t> selected_block_sizes(const properties::TargetSpec& spec, const CheckOptions& options) {
-  if (!spec.format && !spec.quantized_state) return {0};
-  std::vector<std::int64_t> sizes;
-  for (auto size : spec.block_sizes()) {
-    if (options.block_sizes.empty() ||
-        std::find(options.block_sizes.begin(), options.block_sizes.end(), size) != options.block_sizes.end()) {
-      sizes.push_back(size);
-    }
-  }
-  return sizes;
-}
-
 std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -51,19 +30,23 @@ std::string row_format(const properties::TargetSpec& spec) {
 }  // namespace
 
 std::vector<PlannedRow> plan_check(const CheckOptions& options) {
+  properties::PlanSelection selection;
+  selection.suites = options.suites;
+  selection.property_ids = options.properties;
+  selection.entries = options.formats;
+  selection.dtypes = options.dtypes;
+  selection.block_sizes = options.block_sizes;
+  const std::vector<properties::PlannedCase> cases = properties::plan_cases(selection);
+  // Each property's rows device by device, as the table reads best.
   std::vector<PlannedRow> plan;
-  for (const auto& suite : options.suites) {
-    for (const PropertyDef* property : properties::properties_of_suite(suite)) {
-      if (!contains(options.properties, property->id)) continue;
-      for (const auto& device : options.devices) {
-        if (property->needs_baseline && device == "cpu") continue;  // P5 compares a device with cpu
-        for (const auto& spec : properties::suite_targets(suite)) {
-          if (!selected(spec, options)) continue;
-          const std::vector<std::int64_t> sizes = selected_block_sizes(spec, options);
-          if (!sizes.empty()) plan.push_back({property, spec, device, sizes});
-        }
-      }
+  for (std::size_t first = 0; first < cases.size();) {
+    std::size_t last = first;
+    while (last < cases.size() && cases[last].property == cases[first].property) ++last;
+    for (const auto& device : options.devices) {
+      if (cases[first].property->needs_baseline && device == "cpu") continue;  // P5 compares a device with cpu
+      for (std::size_t k = first; k < last; ++k) plan.push_back({cases[k].property, cases[k].spec, device, cases[k].block_sizes});
     }
+    first = last;
   }
   return plan;
 }

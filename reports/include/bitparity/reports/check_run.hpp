@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bitparity/properties/planner.hpp"
 #include "bitparity/properties/property.hpp"
 
 namespace bitparity::reports {

@@ -1,0 +1,33 @@
+#pragma once
+// The one planner: which property runs on which registry target and block sizes. `bitparity
+// check`, the ctest cases and the mutant hunter all enumerate their work through it, so a property,
+// a format or an optimizer added anywhere reaches every runner.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bitparity/fixtures/suite.hpp"
+#include "bitparity/properties/property.hpp"
+
+namespace bitparity::properties {
+
+// What to plan. An empty list selects everything of its kind.
+struct PlanSelection {
+  std::vector<fixtures::Suite> suites;
+  std::vector<std::string> property_ids;
+  std::vector<std::string> entries;  // formats or optimizers (conversions have no entry and always pass)
+  std::vector<std::string> dtypes;   // f32, f16, bf16
+  std::vector<std::int64_t> block_sizes;
+};
+
+struct PlannedCase {
+  const PropertyDef* property = nullptr;
+  TargetSpec spec;
+  std::vector<std::int64_t> block_sizes;  // the selected sizes of the target; {0} for targets without blocks
+};
+
+// Property x target in catalogue order (suites in the selection's order), targets with no selected
+// block size left out.
+std::vector<PlannedCase> plan_cases(const PlanSelection& selection);
+
+}  // namespace bitparity::properties

@@ -1,0 +1,44 @@
+#include "bitparity/properties/planner.hpp"
+
+#include <algorithm>
+
+namespace bitparity::properties {
+
+namespace {
+
+template <class T>
+bool selects(const std::vector<T>& list, const T& item) {
+  return list.empty() || std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::vector<std::int64_t> selected_block_sizes(const TargetSpec& spec, const std::vector<std::int64_t>& wanted) {
+  if (!spec.format && !spec.quantized_state) return {0};
+  std::vector<std::int64_t> sizes;
+  for (auto size : spec.block_sizes()) {
+    if (selects(wanted, size)) sizes.push_back(size);
+  }
+  return sizes;
+}
+
+}  // namespace
+
+std::vector<PlannedCase> plan_cases(const PlanSelection& selection) {
+  std::vector<fixtures::Suite> suites = selection.suites;
+  if (suites.empty()) suites.assign(fixtures::kSuites.begin(), fixtures::kSuites.end());
+  std::vector<PlannedCase> plan;
+  for (fixtures::Suite suite : suites) {
+    const std::vector<TargetSpec> targets = suite_targets(suite);
+    for (const PropertyDef* property : properties_of_suite(suite)) {
+      if (!selects(selection.property_ids, property->id)) continue;
+      for (const auto& spec : targets) {
+        if (!selects(selection.dtypes, std::string(dtype_name(spec.dtype)))) continue;
+        if (!spec.entry().empty() && !selects(selection.entries, spec.entry())) continue;
+        std::vector<std::int64_t> sizes = selected_block_sizes(spec, selection.block_sizes);
+        if (!sizes.empty()) plan.push_back({property, spec, std::move(sizes)});
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace bitparity::properties
