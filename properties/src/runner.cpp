@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <chrono>
+#include <mutex>
 #include <sstream>
 
 #include "bitparity/kernels/errors.hpp"
@@ -32,13 +33,47 @@ void report_violation(PropertyStats& stats, std::int64_t violating_elements, con
   throw PropertyViolation(message + (stats.context.empty() ? "" : "\n  case: " + stats.context));
 }
 
+namespace {
+
+struct PropertySources {
+  std::mutex mutex;
+  std::vector<std::function<void(std::vector<PropertyDef>&)>> appends;
+  bool built = false;
+};
+
+PropertySources& property_sources() {
+  static PropertySources sources;
+  return sources;
+}
+
+}  // namespace
+
+void register_properties(std::function<void(std::vector<PropertyDef>&)> append) {
+  PropertySources& sources = property_sources();
+  const std::lock_guard lock(sources.mutex);
+  if (sources.built) {
+    throw Error(ErrorCode::invalid_argument,
+                "register_properties after the property catalogue was read; register at program start");
+  }
+  sources.appends.push_back(std::move(append));
+}
+
 const std::vector<PropertyDef>& property_catalogue() {
   static const std::vector<PropertyDef> catalogue = [] {
+    PropertySources& sources = property_sources();
+    const std::lock_guard lock(sources.mutex);
+    sources.built = true;
     std::vector<PropertyDef> list;
     append_quant_properties(list);
     append_optimizer_properties(list);
     append_optimizer8_properties(list);
+    for (const auto& append : sources.appends) append(list);
     append_conversion_properties(list);  // exhaustive sweeps last: the mutant runner meets them after the fast ones
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (list[i].id == list[j].id) throw Error(ErrorCode::invalid_argument, "two properties have the id " + list[i].id);
+      }
+    }
     return list;
   }();
   return catalogue;

@@ -69,6 +69,11 @@ struct PropertyDef {
 };
 
 const std::vector<PropertyDef>& property_catalogue();
+// Properties from another folder (distributed/, an external library's adapters), added to the
+// catalogue when it is first built, before the exhaustive sweeps; properties/ does not depend on
+// them. Register before anything reads the catalogue: a later registration throws Error, since the
+// planner and the runners would never see it. A duplicate id throws when the catalogue is built.
+void register_properties(std::function<void(std::vector<PropertyDef>&)> append);
 // The operation families a suite's properties call: quant quantize, dequantize and convert (its
 // P2 checks strided conversions), conversions convert, optim32 the 32-bit step, optim8 the 8-bit step.
 std::vector<fixtures::OperationFamily> families_of_suite(fixtures::Suite suite);
