@@ -25,6 +25,13 @@ std::vector<std::int64_t> selected_block_sizes(const TargetSpec& spec, const std
 std::vector<PlannedCase> plan_cases(const PlanSelection& selection) {
   std::vector<fixtures::Suite> suites = selection.suites;
   if (suites.empty()) suites.assign(fixtures::kSuites.begin(), fixtures::kSuites.end());
+  // Naming formats or optimizers keeps only the targets named: a target of the other kind, or one
+  // without an entry (conversions), is not selected.
+  const bool by_entry = !selection.formats.empty() || !selection.optimizers.empty();
+  const auto named = [&](const TargetSpec& spec) {
+    const auto& names = spec.format ? selection.formats : selection.optimizers;
+    return !spec.entry().empty() && std::find(names.begin(), names.end(), spec.entry()) != names.end();
+  };
   std::vector<PlannedCase> plan;
   for (fixtures::Suite suite : suites) {
     const std::vector<TargetSpec> targets = suite_targets(suite);
@@ -32,7 +39,7 @@ std::vector<PlannedCase> plan_cases(const PlanSelection& selection) {
       if (!selects(selection.property_ids, property->id)) continue;
       for (const auto& spec : targets) {
         if (!selects(selection.dtypes, std::string(dtype_name(spec.dtype)))) continue;
-        if (!spec.entry().empty() && !selects(selection.entries, spec.entry())) continue;
+        if (by_entry && !named(spec)) continue;
         std::vector<std::int64_t> sizes = selected_block_sizes(spec, selection.block_sizes);
         if (!sizes.empty()) plan.push_back({property, spec, std::move(sizes)});
       }

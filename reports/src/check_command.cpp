@@ -81,7 +81,9 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& requeste
 
 // Why a selection has no rows, in terms of the options the user gave.
 std::string why_empty(const CheckOptions& options) {
-  for (const auto& name : options.formats) {
+  std::vector<std::string> entries = options.formats;
+  entries.insert(entries.end(), options.optimizers.begin(), options.optimizers.end());
+  for (const auto& name : entries) {
     const auto suites = suites_of_entry(name);
     bool reachable = false;
     for (const auto& suite : options.suites) reachable = reachable || std::find(suites.begin(), suites.end(), suite) != suites.end();
@@ -121,6 +123,7 @@ CheckOptions checked_options(const CheckCommand& command, bool& asked_all) {
   refuse_repeats("--suite", command.suite_names);
   refuse_repeats("--property", asked.properties);
   refuse_repeats("--format", asked.formats);
+  refuse_repeats("--optimizer", asked.optimizers);
   refuse_repeats("--dtype", asked.dtypes);
   std::vector<std::string> sizes;
   for (auto size : asked.block_sizes) sizes.push_back(std::to_string(size));
@@ -136,11 +139,16 @@ CheckOptions checked_options(const CheckCommand& command, bool& asked_all) {
     }
   }
   const auto formats = format_names(), optimizers = optimizer_names();
+  const auto known = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
   for (const auto& name : asked.formats) {
-    if (std::find(formats.begin(), formats.end(), name) == formats.end() &&
-        std::find(optimizers.begin(), optimizers.end(), name) == optimizers.end()) {
-      throw UsageError("unknown format '" + name + "'; formats: " + joined(formats) + "; optimizers: " + joined(optimizers));
-    }
+    if (known(optimizers, name)) throw UsageError("'" + name + "' is an optimizer, not a format; use --optimizer " + name);
+    if (!known(formats, name)) throw UsageError("unknown format '" + name + "'; formats: " + joined(formats));
+  }
+  for (const auto& name : asked.optimizers) {
+    if (known(formats, name)) throw UsageError("'" + name + "' is a format, not an optimizer; use --format " + name);
+    if (!known(optimizers, name)) throw UsageError("unknown optimizer '" + name + "'; optimizers: " + joined(optimizers));
   }
   for (const auto& name : asked.dtypes) {
     if (name != "f32" && name != "f16" && name != "bf16") {
@@ -189,7 +197,9 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   check->add_option("--property", command.requested.properties, "only these property ids, e.g. P1 or P5q (repeatable)");
   check->add_option("--device", command.requested.devices, "cpu, cuda:N or all (repeatable; default cpu)");
   check->add_option("--format", command.requested.formats,
-                    "only these formats (quant) or optimizers (optim32, optim8) (repeatable; `bitparity list` names them)");
+                    "only these quantization formats (suite quant; repeatable; `bitparity list` names them)");
+  check->add_option("--optimizer", command.requested.optimizers,
+                    "only these optimizers (suites optim32, optim8; repeatable; `bitparity list` names them)");
   check->add_option("--dtype", command.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
   check->add_option("--block-size", command.requested.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
   check->add_option("--seconds", command.requested.seconds, "total time budget shared by the rows (default: fixed case counts)")
@@ -210,9 +220,11 @@ int run_check_command(const CheckCommand& command) {
   const bool require = gpu_required(command.require_gpu);
   if (require) require_usable_gpu();
   if (command.json_given) check_result_path("--json", command.json_path);
+  CheckOptions every_size = options;
+  every_size.block_sizes.clear();
+  check_block_sizes(options, plan_check(every_size));
   const std::vector<PlannedRow> plan = plan_check(options);
   if (plan.empty()) throw UsageError("the selection runs no rows: " + why_empty(options));
-  check_block_sizes(options, plan);
   std::size_t skipped = 0;
   const bool has_gpu = std::any_of(options.devices.begin(), options.devices.end(), [](const std::string& d) { return d != "cpu"; });
   if (asked_all && !has_gpu) {

@@ -33,7 +33,8 @@ std::vector<PlannedRow> plan_check(const CheckOptions& options) {
   properties::PlanSelection selection;
   selection.suites = options.suites;
   selection.property_ids = options.properties;
-  selection.entries = options.formats;
+  selection.formats = options.formats;
+  selection.optimizers = options.optimizers;
   selection.dtypes = options.dtypes;
   selection.block_sizes = options.block_sizes;
   const std::vector<properties::PlannedCase> cases = properties::plan_cases(selection);
@@ -127,7 +128,8 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
 std::string replay_command(const CheckRow& row, std::uint64_t seed) {
   std::string command =
       program_name() + " check --suite " + std::string(fixtures::suite_name(row.suite)) + " --property " + row.property_id;
-  if (row.suite != fixtures::Suite::conversions) command += " --format " + row.format;
+  if (row.suite == fixtures::Suite::quant) command += " --format " + row.format;
+  if (row.suite == fixtures::Suite::optim32 || row.suite == fixtures::Suite::optim8) command += " --optimizer " + row.format;
   command += " --dtype " + row.dtype + " --device " + row.device;
   if (row.failing_block_size > 0) command += " --block-size " + std::to_string(row.failing_block_size);
   command += " --seed " + std::to_string(seed);

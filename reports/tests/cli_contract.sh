@@ -50,14 +50,14 @@ case "$case_name" in
     ;;
   no-gpu-is-announced)
     if has_gpu; then echo "a GPU is present: nothing to show"; exit 0; fi
-    "$bin" check --device all --suite optim32 --format sgd --dtype f32 --cases 1 >out.txt 2>err.txt || fail "check failed"
+    "$bin" check --device all --suite optim32 --optimizer sgd --dtype f32 --cases 1 >out.txt 2>err.txt || fail "check failed"
     cat err.txt out.txt
     grep -q "^notice: no GPU" err.txt || fail "no notice on stderr"
     grep -Eq "[1-9][0-9]* skipped \(no GPU\)" out.txt || fail "no skipped count in the summary"
     ;;
   row-seed-independent-of-selection)
     "$bin" check --suite optim32 --dtype f32 --cases 4 >all.txt || fail "full run"
-    "$bin" check --suite optim32 --format lars --dtype f32 --cases 4 >one.txt || fail "filtered run"
+    "$bin" check --suite optim32 --optimizer lars --dtype f32 --cases 4 >one.txt || fail "filtered run"
     grep '^P[0-9a-z]* [a-z-]* *lars ' all.txt >a.txt
     grep '^P[0-9a-z]* [a-z-]* *lars ' one.txt >b.txt
     cat b.txt

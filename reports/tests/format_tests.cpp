@@ -25,7 +25,7 @@ TEST(ReplayCommand, NarrowsToTheFailingRow) {
   row.device = "cpu";
   row.replay_cases = 20;
   EXPECT_EQ(replay_command(row, 7),
-            "bitparity check --suite optim32 --property P1 --format lars --dtype f32 --device cpu --seed 7 --cases 20");
+            "bitparity check --suite optim32 --property P1 --optimizer lars --dtype f32 --device cpu --seed 7 --cases 20");
 }
 
 }  // namespace

@@ -11,11 +11,13 @@
 
 namespace bitparity::properties {
 
-// What to plan. An empty list selects everything of its kind.
+// What to plan. An empty list selects everything of its kind; naming formats or optimizers selects
+// only the targets named.
 struct PlanSelection {
   std::vector<fixtures::Suite> suites;
   std::vector<std::string> property_ids;
-  std::vector<std::string> entries;  // formats or optimizers (conversions have no entry and always pass)
+  std::vector<std::string> formats;     // quantization formats (targets of the quant suite)
+  std::vector<std::string> optimizers;  // optimizers (targets of optim32 and optim8); conversions have neither
   std::vector<std::string> dtypes;   // f32, f16, bf16
   std::vector<std::int64_t> block_sizes;
 };

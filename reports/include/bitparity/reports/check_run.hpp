@@ -17,7 +17,8 @@ struct CheckOptions {
   std::vector<fixtures::Suite> suites;  // empty on the command line: every suite
   std::vector<std::string> devices;     // cpu, cuda:N
   std::vector<std::string> properties;  // property ids; empty: every property of the suites
-  std::vector<std::string> formats;     // formats or optimizers; empty: every registry entry
+  std::vector<std::string> formats;     // quantization formats; empty: every format
+  std::vector<std::string> optimizers;  // optimizers; empty: every optimizer
   std::vector<std::string> dtypes;      // empty: f32, f16, bf16
   std::vector<std::int64_t> block_sizes;  // empty: every block size of each entry
   double seconds = 0.0;              // total budget; 0 = fixed case counts
