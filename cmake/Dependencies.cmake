@@ -18,3 +18,7 @@ target_include_directories(bitparity_mpfr INTERFACE ${MPFR_INCLUDE_DIR} ${GMP_IN
 target_link_libraries(bitparity_mpfr INTERFACE ${MPFR_LIBRARY} ${GMP_LIBRARY})
 include(GoogleTest)
 include(${CMAKE_CURRENT_LIST_DIR}/Testing.cmake)
+# Open MPI (scripts/install-deps) launches and connects the ranks of distributed/. A machine
+# without it (the GPU machine's bare prefix) builds everything else; `bitparity sharded` then
+# says that it was built without MPI.
+find_package(MPI COMPONENTS CXX)

@@ -6,6 +6,11 @@ include(CMakePackageConfigHelpers)
 
 set(bitparity_exported bitparity_numerics bitparity_mpfr bitparity_kernel_types bitparity_kernels bitparity_reference bitparity_fixtures
     bitparity_properties bitparity_reports)
+set(BITPARITY_HAVE_MPI 0)
+if(TARGET bitparity_distributed)
+  list(APPEND bitparity_exported bitparity_distributed)
+  set(BITPARITY_HAVE_MPI 1)
+endif()
 foreach(target ${bitparity_exported})
   string(REPLACE "bitparity_" "" short ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${short})
@@ -14,7 +19,7 @@ install(TARGETS ${bitparity_exported} EXPORT bitparityTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS bitparity RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(folder kernels reference fixtures properties reports)
+foreach(folder kernels reference fixtures properties distributed reports)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(EXPORT bitparityTargets NAMESPACE bitparity:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/bitparity)

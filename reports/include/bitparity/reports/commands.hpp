@@ -54,7 +54,21 @@ struct StatePlanCommand {
   bool fp32 = false;
 };
 
+// `mpirun -np W bitparity sharded`: P6 rank parity over the ranks mpirun started.
+struct ShardedCommand {
+  std::vector<std::string> optimizers, dtypes, layouts;
+  std::vector<int> state_bits;  // 32 and/or 8
+  int steps = 3;
+  int cases = 1;
+  std::uint64_t seed = 1;
+  std::string mutant;           // a driver fault (sharded-*): exit 0 when the properties kill it
+  double stuck_seconds = 120;   // a rank with no progress for this long fails the run
+  std::string inject_failure;   // test hook RANK:HOW:STEP, HOW = throw, abort, hang or kill
+};
+
 void add_check_command(CLI::App& app, CheckCommand& command);
+void add_sharded_command(CLI::App& app, ShardedCommand& command);
+int run_sharded_command(const ShardedCommand& command);
 void add_mutants_command(CLI::App& app, MutantsCommand& command);
 void add_drift_command(CLI::App& app, DriftCommand& command);
 void add_state_plan_command(CLI::App& app, StatePlanCommand& command);

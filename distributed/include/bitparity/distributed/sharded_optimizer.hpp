@@ -1,0 +1,90 @@
+#pragma once
+// The sharded optimizer driver: parameter groups laid into shards (shard_plan.hpp), gradients
+// reduced exactly to their owners, each rank stepping its shard, parameters all-gathered. The
+// driver faults are the bookkeeping bugs of real ZeRO implementations; each is a catalogued
+// mutant that the rank-parity properties must kill.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "bitparity/distributed/communicator.hpp"
+#include "bitparity/distributed/shard_plan.hpp"
+#include "bitparity/fixtures/host_tensor.hpp"
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/kernels/optimizer_state.hpp"
+
+namespace bitparity::distributed {
+
+enum class DriverFault {
+  none,
+  unaligned_shards,         // shard boundaries ignore the quantization block
+  fp32_norm_in_rank_order,  // LAMB/LARS/max_unorm partial norms rounded to fp32, summed by rank
+  gradients_by_position,    // gradients matched to parameters by arrival order, not by id
+  shared_key_space,         // the gradient store keyed per group: two groups' keys collide
+  padding_not_stripped,     // gathering reads parameters where they would be without padding
+  fp32_reduce_in_rank_order,// reduce-scatter of fp32 partial sums added in rank order
+  stale_gradient_shard,     // the last rank steps with the previous step's gradient shard
+};
+inline constexpr DriverFault kDriverFaults[] = {
+    DriverFault::unaligned_shards,      DriverFault::fp32_norm_in_rank_order, DriverFault::gradients_by_position,
+    DriverFault::shared_key_space,      DriverFault::padding_not_stripped,    DriverFault::fp32_reduce_in_rank_order,
+    DriverFault::stale_gradient_shard};
+std::string_view fault_name(DriverFault fault);  // the mutant name, e.g. "sharded-unaligned-shards"
+DriverFault parse_fault(std::string_view name);   // throws Error naming the choices
+
+struct GroupConfig {
+  std::uint64_t id = 0;
+  Hyperparameters hyper;  // the step is set by the driver
+  DType param_dtype = DType::f32, grad_dtype = DType::f32;
+  std::vector<ParameterSpec> parameters;
+};
+
+struct ShardedConfig {
+  OptimizerKind kind = OptimizerKind::adam;
+  bool eight_bit = false;
+  std::int64_t blocksize = 256;
+  ShardLayout layout = ShardLayout::zero12;
+  std::vector<GroupConfig> groups;
+  int microbatches = 4;  // gradient contributions per step, dealt to ranks round robin
+  std::uint64_t seed = 1;
+  DriverFault fault = DriverFault::none;
+};
+
+// One group's shard on this rank after a step.
+struct GroupShardState {
+  GroupShards shards;
+  fixtures::HostTensor param, grad;  // shard buffers (padding included)
+  std::unique_ptr<OptimizerState> state;
+  std::vector<float> previous_grad;  // for the stale-gradient fault
+};
+
+class ShardedOptimizer {
+ public:
+  ShardedOptimizer(const ShardedConfig& config, Communicator& communicator, fixtures::Implementation& implementation);
+  // Backward (this rank's microbatches), exact reduce-scatter, the sharded step and all_gather.
+  // Returns whether the step was skipped for a non-finite gradient (on every rank alike).
+  bool step(std::int64_t step);
+  // After step(): every parameter's values as gathered on this rank, by id, as stored bits.
+  std::map<std::uint64_t, std::vector<std::uint32_t>> gathered_parameters() const { return gathered_; }
+  const std::vector<GroupShardState>& groups() const { return groups_; }
+
+ private:
+  void reduce_gradients(std::int64_t step);
+  void step_group(std::size_t g, std::int64_t step);
+  void gather_group(std::size_t g);
+
+  ShardedConfig config_;
+  Communicator& communicator_;
+  fixtures::Implementation& implementation_;
+  std::vector<GroupShardState> groups_;
+  std::map<std::uint64_t, std::vector<std::uint32_t>> gathered_;
+};
+
+// The alignment of shard boundaries and parameter starts for a configuration (its block size for
+// 8-bit states, else 1).
+std::int64_t shard_alignment(const ShardedConfig& config);
+
+}  // namespace bitparity::distributed

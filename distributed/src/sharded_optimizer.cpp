@@ -1,0 +1,311 @@
+#include "bitparity/distributed/sharded_optimizer.hpp"
+
+#include <cmath>
+
+#include "bitparity/distributed/exact_rounding.hpp"
+#include "bitparity/distributed/mpi_world.hpp"
+#include "bitparity/distributed/value_source.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/optim_launch.hpp"
+#include "bitparity/properties/generators.hpp"
+
+namespace bitparity::distributed {
+
+namespace {
+
+// Elements [offset, offset + length) of a contiguous host buffer, as their own tensor.
+TensorView slice(const TensorView& buffer, std::int64_t offset, std::int64_t length) {
+  TensorView view = buffer;
+  view.data = static_cast<std::uint8_t*>(buffer.data) + dtype_storage_bytes(buffer.dtype, offset);
+  view.storage_elements = length;
+  view.index = make_index({length}, {1}, 0);
+  return view;
+}
+
+std::vector<TensorView> state_slices(const OptimizerState& state, std::int64_t offset, std::int64_t length) {
+  std::vector<TensorView> views;
+  for (const TensorView& buffer : state.fp32_states()) views.push_back(slice(buffer, offset, length));
+  return views;
+}
+
+std::vector<QuantizedState> quantized_slices(const OptimizerState& state, std::int64_t offset, std::int64_t length,
+                                             std::int64_t blocksize) {
+  std::vector<QuantizedState> views;
+  for (const QuantizedState& buffer : state.quantized_states()) {
+    views.push_back({slice(buffer.codes, offset, length),
+                     slice(buffer.absmax, offset / blocksize, (length + blocksize - 1) / blocksize)});
+  }
+  return views;
+}
+
+struct Registered {
+  std::uint64_t id;
+  std::size_t group, index_in_group;
+  std::int64_t numel;
+};
+
+struct StoredGradient {
+  std::vector<ExactFloatSum> exact;
+  std::vector<float> fp32;  // the same contributions summed in fp32, in arrival order
+};
+
+}  // namespace
+
+std::string_view fault_name(DriverFault fault) {
+  switch (fault) {
+    case DriverFault::none: return "none";
+    case DriverFault::unaligned_shards: return "sharded-unaligned-shards";
+    case DriverFault::fp32_norm_in_rank_order: return "sharded-fp32-norm-in-rank-order";
+    case DriverFault::gradients_by_position: return "sharded-gradients-by-position";
+    case DriverFault::shared_key_space: return "sharded-shared-key-space";
+    case DriverFault::padding_not_stripped: return "sharded-padding-not-stripped";
+    case DriverFault::fp32_reduce_in_rank_order: return "sharded-fp32-reduce-in-rank-order";
+    case DriverFault::stale_gradient_shard: return "sharded-stale-gradient-shard";
+  }
+  return "?";
+}
+
+DriverFault parse_fault(std::string_view name) {
+  std::string names;
+  for (DriverFault fault : kDriverFaults) {
+    if (fault_name(fault) == name) return fault;
+    names += (names.empty() ? "" : ", ") + std::string(fault_name(fault));
+  }
+  throw Error(ErrorCode::invalid_argument, "unknown sharded mutant '" + std::string(name) + "'; expected one of " + names);
+}
+
+std::int64_t shard_alignment(const ShardedConfig& config) { return config.eight_bit ? config.blocksize : 1; }
+
+ShardedOptimizer::ShardedOptimizer(const ShardedConfig& config, Communicator& communicator,
+                                   fixtures::Implementation& implementation)
+    : config_(config), communicator_(communicator), implementation_(implementation) {
+  const int world = communicator.size(), rank = communicator.rank();
+  const std::int64_t alignment = config.fault == DriverFault::unaligned_shards ? 1 : shard_alignment(config);
+  for (const GroupConfig& group : config.groups) {
+    GroupShardState shard;
+    shard.shards = plan_group_shards(group.parameters, config.layout, world, alignment);
+    const std::int64_t n = shard.shards.shard_elements;
+    shard.param = fixtures::HostTensor::buffer(group.param_dtype, n);
+    shard.grad = fixtures::HostTensor::buffer(group.grad_dtype, n);
+    std::vector<float> values(static_cast<std::size_t>(n), 0.0f);
+    for (const Piece& piece : shard.shards.of_rank(rank)) {
+      std::int64_t numel = 0;
+      for (const auto& p : group.parameters) numel = p.id == piece.parameter_id ? p.numel : numel;
+      const std::vector<float> initial = initial_parameter(config.seed, piece.parameter_id, numel, group.param_dtype);
+      for (std::int64_t j = 0; j < piece.length; ++j) {
+        values[static_cast<std::size_t>(piece.shard_offset + j)] = initial[static_cast<std::size_t>(piece.parameter_offset + j)];
+      }
+    }
+    fixtures::write_logical(shard.param.view(), values);
+    shard.state = std::make_unique<OptimizerState>(config.kind, n, Device::cpu(),
+                                                   StateOptions{config.eight_bit, config.blocksize, 0});
+    groups_.push_back(std::move(shard));
+  }
+}
+
+bool ShardedOptimizer::step(std::int64_t step) {
+  reduce_gradients(step);
+  set_activity("step " + std::to_string(step) + ": agreeing on a non-finite gradient");
+  bool local_nonfinite = false;
+  for (const auto& group : groups_) {
+    for (float g : fixtures::read_logical(group.grad.view())) local_nonfinite = local_nonfinite || !std::isfinite(g);
+  }
+  const bool skip = communicator_.all_reduce_any(local_nonfinite);
+  if (!skip) {
+    for (std::size_t g = 0; g < groups_.size(); ++g) step_group(g, step);
+  }
+  gathered_.clear();
+  for (std::size_t g = 0; g < groups_.size(); ++g) gather_group(g);
+  return skip;
+}
+
+void ShardedOptimizer::reduce_gradients(std::int64_t step) {
+  const int world = communicator_.size(), rank = communicator_.rank();
+  set_activity("step " + std::to_string(step) + ": backward");
+  std::vector<Registered> registered;
+  for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+    for (std::size_t i = 0; i < config_.groups[g].parameters.size(); ++i) {
+      registered.push_back({config_.groups[g].parameters[i].id, g, i, config_.groups[g].parameters[i].numel});
+    }
+  }
+  // Backward hooks fire in reverse registration order; the store is keyed by stable id.
+  const auto stored_key = [&](std::size_t arrival, const Registered& r) -> std::uint64_t {
+    if (config_.fault == DriverFault::gradients_by_position) return arrival;
+    if (config_.fault == DriverFault::shared_key_space) return r.index_in_group;
+    return r.id;
+  };
+  const auto lookup_key = [&](std::size_t registration, const Registered& r) -> std::uint64_t {
+    if (config_.fault == DriverFault::gradients_by_position) return registration;
+    if (config_.fault == DriverFault::shared_key_space) return r.index_in_group;
+    return r.id;
+  };
+  std::map<std::uint64_t, StoredGradient> store;
+  for (int m = rank; m < config_.microbatches; m += world) {
+    for (std::size_t arrival = 0; arrival < registered.size(); ++arrival) {
+      const Registered& r = registered[registered.size() - 1 - arrival];
+      const auto values = microbatch_gradient(config_.seed, step, m, r.id, r.numel, config_.groups[r.group].grad_dtype);
+      StoredGradient& stored = store[stored_key(arrival, r)];
+      if (stored.exact.size() < values.size()) {
+        stored.exact.resize(values.size());
+        stored.fp32.resize(values.size(), 0.0f);
+      }
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        stored.exact[i].add(values[i]);
+        stored.fp32[i] += values[i];
+      }
+    }
+  }
+  std::size_t registration = 0;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    set_activity("step " + std::to_string(step) + ": reduce-scatter of group " + std::to_string(config_.groups[g].id));
+    GroupShardState& group = groups_[g];
+    const std::int64_t shard = group.shards.shard_elements;
+    const auto total = static_cast<std::size_t>(world * shard);
+    std::vector<ExactFloatSum> send(total);
+    std::vector<float> send_fp32(total, 0.0f);
+    for (const auto& parameter : config_.groups[g].parameters) {
+      const Registered& r = registered[registration];
+      const auto found = store.find(lookup_key(registration, r));
+      ++registration;
+      if (found == store.end()) continue;
+      for (int owner = 0; owner < world; ++owner) {
+        for (const Piece& piece : group.shards.of_rank(owner)) {
+          if (piece.parameter_id != parameter.id) continue;
+          for (std::int64_t j = 0; j < piece.length; ++j) {
+            const auto from = static_cast<std::size_t>(piece.parameter_offset + j);
+            if (from >= found->second.exact.size()) continue;
+            const auto to = static_cast<std::size_t>(owner * shard + piece.shard_offset + j);
+            send[to] = found->second.exact[from];
+            send_fp32[to] = found->second.fp32[from];
+          }
+        }
+      }
+    }
+    const DType dtype = config_.groups[g].grad_dtype;
+    std::vector<float> reduced(static_cast<std::size_t>(shard));
+    if (config_.fault == DriverFault::fp32_reduce_in_rank_order) {
+      std::vector<float> all(total * static_cast<std::size_t>(world));
+      communicator_.all_gather(send_fp32.data(), total * sizeof(float), all.data());
+      for (std::int64_t i = 0; i < shard; ++i) {
+        float sum = 0.0f;
+        for (int r = 0; r < world; ++r) sum += all[static_cast<std::size_t>(r) * total + static_cast<std::size_t>(rank * shard + i)];
+        reduced[static_cast<std::size_t>(i)] = properties::round_to_dtype(sum, dtype);
+      }
+    } else {
+      std::vector<ExactFloatSum> mine(static_cast<std::size_t>(shard));
+      communicator_.reduce_scatter(send.data(), mine.data(), static_cast<std::size_t>(shard));
+      for (std::int64_t i = 0; i < shard; ++i) reduced[static_cast<std::size_t>(i)] = rounded_to(mine[static_cast<std::size_t>(i)], dtype);
+    }
+    const bool stale = config_.fault == DriverFault::stale_gradient_shard && rank == world - 1 && !group.previous_grad.empty();
+    fixtures::write_logical(group.grad.view(), stale ? group.previous_grad : reduced);
+    group.previous_grad = reduced;
+  }
+}
+
+void ShardedOptimizer::step_group(std::size_t g, std::int64_t step) {
+  const int world = communicator_.size(), rank = communicator_.rank();
+  GroupShardState& group = groups_[g];
+  const GroupConfig& config = config_.groups[g];
+  set_activity("step " + std::to_string(step) + ": optimizer step of group " + std::to_string(config.id));
+  Hyperparameters h = config.hyper;
+  h.step = step;
+  const std::vector<Piece>& pieces = group.shards.of_rank(rank);
+  const TensorView param = group.param.view(), grad = group.grad.view();
+  if (!config_.eight_bit && needs_norm_pass(config_.kind, h)) {
+    if (implementation_.device().kind != DeviceKind::cpu) {
+      throw Error(ErrorCode::invalid_argument, "norm-based sharded steps run on cpu ranks only (so far)");
+    }
+    // Each parameter's sums of squares from every rank's pieces, merged exactly across ranks.
+    const auto index_of = [&](std::uint64_t id) {
+      for (std::size_t i = 0; i < config.parameters.size(); ++i) {
+        if (config.parameters[i].id == id) return i;
+      }
+      throw Error(ErrorCode::invalid_argument, "piece of unknown parameter " + std::to_string(id));
+    };
+    std::vector<ExactSquareSum> sums(2 * config.parameters.size());
+    for (const Piece& piece : pieces) {
+      const OptimizerParams prepared = prepare_optimizer_step(config_.kind, h, slice(param, piece.shard_offset, piece.length),
+                                                              slice(grad, piece.shard_offset, piece.length),
+                                                              state_slices(*group.state, piece.shard_offset, piece.length));
+      const NormSums partial = cpu::norm_pass(prepared, {});
+      sums[2 * index_of(piece.parameter_id)].merge(partial.param);
+      sums[2 * index_of(piece.parameter_id) + 1].merge(partial.direction);
+    }
+    set_activity("step " + std::to_string(step) + ": norm all-reduce of group " + std::to_string(config.id));
+    std::vector<double> totals(sums.size());
+    if (config_.fault == DriverFault::fp32_norm_in_rank_order) {
+      std::vector<float> partials(sums.size()), all(sums.size() * static_cast<std::size_t>(world));
+      for (std::size_t k = 0; k < sums.size(); ++k) partials[k] = static_cast<float>(sums[k].to_double());
+      communicator_.all_gather(partials.data(), partials.size() * sizeof(float), all.data());
+      for (std::size_t k = 0; k < sums.size(); ++k) {
+        float total = 0.0f;
+        for (int r = 0; r < world; ++r) total += all[static_cast<std::size_t>(r) * sums.size() + k];
+        totals[k] = total;
+      }
+    } else {
+      communicator_.all_reduce(sums.data(), sums.size());
+      for (std::size_t k = 0; k < sums.size(); ++k) totals[k] = sums[k].to_double();
+    }
+    for (const Piece& piece : pieces) {
+      OptimizerParams prepared = prepare_optimizer_step(config_.kind, h, slice(param, piece.shard_offset, piece.length),
+                                                        slice(grad, piece.shard_offset, piece.length),
+                                                        state_slices(*group.state, piece.shard_offset, piece.length));
+      const std::size_t i = index_of(piece.parameter_id);
+      if (norm_based(config_.kind)) {
+        finish_trust_ratio(config_.kind, h, totals[2 * i], totals[2 * i + 1], prepared.s);
+      } else {
+        finish_update_clipping(h, totals[2 * i], totals[2 * i + 1], prepared.s);
+      }
+      cpu::apply_pass(prepared, {});
+    }
+    return;
+  }
+  // Elementwise steps: zero-3 steps each slice as its own tensor; the flat layouts step the whole
+  // shard at once, padding included (it holds zeros and stays out of every parameter's blocks).
+  const auto run = [&](std::int64_t offset, std::int64_t length) {
+    if (length == 0) return;
+    if (config_.eight_bit) {
+      implementation_.optimizer8_step(config_.kind, h, slice(param, offset, length), slice(grad, offset, length),
+                                      quantized_slices(*group.state, offset, length, config_.blocksize), config_.blocksize, {});
+    } else {
+      implementation_.optimizer_step(config_.kind, h, slice(param, offset, length), slice(grad, offset, length),
+                                     state_slices(*group.state, offset, length), {});
+    }
+  };
+  if (config_.layout == ShardLayout::zero3) {
+    for (const Piece& piece : pieces) run(piece.shard_offset, piece.length);
+  } else {
+    run(0, group.shards.shard_elements);
+  }
+}
+
+void ShardedOptimizer::gather_group(std::size_t g) {
+  const int world = communicator_.size();
+  GroupShardState& group = groups_[g];
+  const GroupConfig& config = config_.groups[g];
+  set_activity("all-gather of group " + std::to_string(config.id));
+  const std::int64_t shard = group.shards.shard_elements;
+  const auto bytes = static_cast<std::size_t>(dtype_storage_bytes(config.param_dtype, shard));
+  fixtures::HostTensor all = fixtures::HostTensor::buffer(config.param_dtype, shard * world);
+  communicator_.all_gather(group.param.view().data, bytes, all.view().data);
+  const std::vector<std::uint32_t> bits = fixtures::read_logical_bits(all.view());
+  // Where the gatherer looks: the real plan, or one that forgets the alignment padding.
+  const GroupShards located = config_.fault == DriverFault::padding_not_stripped
+                                  ? plan_group_shards(config.parameters, config_.layout, world, 1)
+                                  : group.shards;
+  for (const auto& parameter : config.parameters) {
+    std::vector<std::uint32_t>& out = gathered_[parameter.id];
+    out.assign(static_cast<std::size_t>(parameter.numel), 0xFFFFFFFFu);
+    for (int r = 0; r < world; ++r) {
+      for (const Piece& piece : located.of_rank(r)) {
+        if (piece.parameter_id != parameter.id) continue;
+        for (std::int64_t j = 0; j < piece.length; ++j) {
+          const auto at = static_cast<std::size_t>(r * located.shard_elements + piece.shard_offset + j);
+          if (at < bits.size()) out[static_cast<std::size_t>(piece.parameter_offset + j)] = bits[at];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace bitparity::distributed
