@@ -104,7 +104,7 @@ class MpiCommunicator final : public Communicator {
 std::atomic<bool> watchdog_running{false};
 std::thread watchdog;
 
-void watch(double stuck_seconds) {
+void watch(double stuck_seconds, int stuck_code) {
   std::int64_t seen = activity_serial.load();
   auto since = std::chrono::steady_clock::now();
   while (watchdog_running.load()) {
@@ -117,14 +117,14 @@ void watch(double stuck_seconds) {
     } else if (std::chrono::duration<double>(now - since).count() > stuck_seconds) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%.0f", stuck_seconds);
-      rank_failed(std::string("no progress for ") + seconds + " s (a peer rank failed or hangs)", 3);
+      rank_failed(std::string("no progress for ") + seconds + " s (a peer rank failed or hangs)", stuck_code);
     }
   }
 }
 
 }  // namespace
 
-MpiWorld::MpiWorld(int& argc, char**& argv, double stuck_seconds) {
+MpiWorld::MpiWorld(int& argc, char**& argv, double stuck_seconds, int stuck_code) {
   int provided = 0;
   check(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -134,7 +134,7 @@ MpiWorld::MpiWorld(int& argc, char**& argv, double stuck_seconds) {
   communicator_ = std::make_unique<MpiCommunicator>();
   if (stuck_seconds > 0) {
     watchdog_running = true;
-    watchdog = std::thread(watch, stuck_seconds);
+    watchdog = std::thread(watch, stuck_seconds, stuck_code);
   }
 }
 

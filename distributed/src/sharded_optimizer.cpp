@@ -65,6 +65,20 @@ std::string_view fault_name(DriverFault fault) {
   return "?";
 }
 
+std::string_view fault_description(DriverFault fault) {
+  switch (fault) {
+    case DriverFault::none: return "the driver as written";
+    case DriverFault::unaligned_shards: return "shard boundaries and parameter starts ignore the 8-bit block";
+    case DriverFault::fp32_norm_in_rank_order: return "LAMB/LARS/max_unorm partial norms rounded to fp32 and summed by rank";
+    case DriverFault::gradients_by_position: return "gradients matched to parameters by arrival order, not by id";
+    case DriverFault::shared_key_space: return "gradient store keyed per group: two groups' keys collide";
+    case DriverFault::padding_not_stripped: return "gathering reads parameters where they would be without padding";
+    case DriverFault::fp32_reduce_in_rank_order: return "reduce-scatter of fp32 partial sums added in rank order";
+    case DriverFault::stale_gradient_shard: return "the last rank steps with the previous step's gradient shard";
+  }
+  return "?";
+}
+
 DriverFault parse_fault(std::string_view name) {
   std::string names;
   for (DriverFault fault : kDriverFaults) {

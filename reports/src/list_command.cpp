@@ -3,6 +3,9 @@
 
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/mutants.hpp"
+#if BITPARITY_HAS_MPI
+#include "bitparity/distributed/sharded_optimizer.hpp"
+#endif
 #include "bitparity/kernels/launch.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/properties/property.hpp"
@@ -57,6 +60,17 @@ int run_list_command() {
   for (const auto& mutant : fixtures::mutant_catalogue()) {
     std::printf("  %-32s %s\n", mutant.name.c_str(), mutant.description.c_str());
   }
+#if BITPARITY_HAS_MPI
+  std::printf("sharded layouts (mpirun -np W bitparity sharded --layout NAME):");
+  for (auto layout : distributed::kShardLayouts) std::printf(" %s", std::string(distributed::layout_name(layout)).c_str());
+  std::printf("\nsharded mutants (mpirun -np W bitparity sharded --mutant NAME):\n");
+  for (auto fault : distributed::kDriverFaults) {
+    std::printf("  %-32s %s\n", std::string(distributed::fault_name(fault)).c_str(),
+                std::string(distributed::fault_description(fault)).c_str());
+  }
+#else
+  std::printf("sharded: not built (no Open MPI found; ./scripts/install-deps installs it)\n");
+#endif
   std::printf("devices:\n");
   for (const auto& device : fixtures::device_implementation_names()) std::printf("  %s\n", device.c_str());
   std::printf("CUDA launchers %s\n", cuda_built() ? "built" : "not built (nvcc was not found)");

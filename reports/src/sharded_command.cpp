@@ -127,7 +127,7 @@ int run_sharded_command(const ShardedCommand& command) {
 
   int argc = 0;
   char** argv = nullptr;
-  distributed::MpiWorld world(argc, argv, command.stuck_seconds);
+  distributed::MpiWorld world(argc, argv, command.stuck_seconds, exit_run_error);
   try {
     return run_on_ranks(command, kinds, dtypes, layouts, bits, fault, injected, world);
   } catch (const std::exception& e) {

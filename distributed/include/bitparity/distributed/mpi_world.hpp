@@ -12,8 +12,8 @@ namespace bitparity::distributed {
 
 class MpiWorld {
  public:
-  // MPI_Init_thread; `stuck_seconds` > 0 starts the watchdog.
-  MpiWorld(int& argc, char**& argv, double stuck_seconds);
+  // MPI_Init_thread; `stuck_seconds` > 0 starts the watchdog, which fails the run with `stuck_code`.
+  MpiWorld(int& argc, char**& argv, double stuck_seconds, int stuck_code);
   ~MpiWorld();  // MPI_Finalize
   MpiWorld(const MpiWorld&) = delete;
   MpiWorld& operator=(const MpiWorld&) = delete;

@@ -34,6 +34,7 @@ inline constexpr DriverFault kDriverFaults[] = {
     DriverFault::stale_gradient_shard};
 std::string_view fault_name(DriverFault fault);  // the mutant name, e.g. "sharded-unaligned-shards"
 DriverFault parse_fault(std::string_view name);   // throws Error naming the choices
+std::string_view fault_description(DriverFault fault);
 
 struct GroupConfig {
   std::uint64_t id = 0;

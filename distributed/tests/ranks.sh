@@ -1,0 +1,38 @@
+#!/bin/sh
+# Multi-rank tests through mpirun (oversubscribed: W may exceed the cores; as root where needed).
+#   ranks.sh BITPARITY parity W SEED     P6 and seed 002 over every optimizer, dtype, layout, states
+#   ranks.sh BITPARITY mutant W NAME     the driver fault NAME must be killed
+#   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
+#                                        fails within the timeout, names rank 1 and leaves no process
+bin=$1; kind=$2; world=$3; arg=$4
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+fail() { echo "FAILED: $*"; exit 1; }
+# Files of their own: ctest runs these tests side by side in one folder.
+out="out_${kind}_${world}_${arg}.txt"; err="err_${kind}_${world}_${arg}.txt"
+case "$kind" in
+  parity)
+    mpirun -np "$world" "$bin" sharded --steps 3 --seed "$arg" || fail "wrong elements at W=$world (exit $?)"
+    ;;
+  mutant)
+    mpirun -np "$world" "$bin" sharded --mutant "$arg" --seed 3 >"$out" 2>&1
+    code=$?
+    tail -n 3 "$out"
+    [ "$code" -eq 0 ] && grep -q "mutant $arg: killed" "$out" || fail "mutant $arg survived (exit $code)"
+    ;;
+  failure)
+    marker="--seed 42$(printf %s "$arg" | cksum | cut -c1-6)"  # unique per test: pgrep finds only ours
+    started=$(date +%s)
+    mpirun -np "$world" "$bin" sharded --optimizer adam --stuck-seconds 5 --inject-failure "1:$arg:2" $marker >"$out" 2>"$err"
+    code=$?
+    elapsed=$(( $(date +%s) - started ))
+    cat "$err" | grep -v "^\s*$" | head -n 12
+    [ "$code" -ne 0 ] || fail "the run passed although rank 1 failed"
+    [ "$elapsed" -le 60 ] || fail "the failure took $elapsed s to end the run"
+    grep -q "rank 1" "$err" || fail "the failure does not name rank 1"
+    grep -q "case 2" "$err" || fail "the failure does not say what rank 1 was doing"
+    sleep 1
+    if pgrep -f -- "$marker" >/dev/null; then pgrep -af -- "$marker"; fail "processes were left behind"; fi
+    echo "ok: exit $code after ${elapsed} s"
+    ;;
+  *) fail "unknown kind $kind" ;;
+esac
