@@ -13,7 +13,7 @@ endfunction()
 
 # bitparity_test(name LABEL label [TIMEOUT seconds] COMMAND ...): a plain command as a test.
 function(bitparity_test name)
-  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT;WORKING_DIRECTORY" "COMMAND" ${ARGN})
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT;WORKING_DIRECTORY;SKIP_RETURN_CODE" "COMMAND" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT ${BITPARITY_DEFAULT_TIMEOUT})
   endif()
@@ -21,7 +21,10 @@ function(bitparity_test name)
     set(ARG_WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   endif()
   add_test(NAME ${name} COMMAND ${ARG_COMMAND} WORKING_DIRECTORY ${ARG_WORKING_DIRECTORY})
-  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT})
+  if(ARG_SKIP_RETURN_CODE)
+    set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE ${ARG_SKIP_RETURN_CODE})
+  endif()
 endfunction()
 
 # ctest names the JUnit test suite (ctest --output-junit) after the BuildName of this file.

@@ -6,7 +6,6 @@
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/distributed/value_source.hpp"
 #include "bitparity/kernels/errors.hpp"
-#include "bitparity/kernels/optim_launch.hpp"
 #include "bitparity/properties/generators.hpp"
 
 namespace bitparity::distributed {
@@ -226,9 +225,6 @@ void ShardedOptimizer::step_group(std::size_t g, std::int64_t step) {
   const std::vector<Piece>& pieces = group.shards.of_rank(rank);
   const TensorView param = group.param.view(), grad = group.grad.view();
   if (!config_.eight_bit && needs_norm_pass(config_.kind, h)) {
-    if (implementation_.device().kind != DeviceKind::cpu) {
-      throw Error(ErrorCode::invalid_argument, "norm-based sharded steps run on cpu ranks only (so far)");
-    }
     // Each parameter's sums of squares from every rank's pieces, merged exactly across ranks.
     const auto index_of = [&](std::uint64_t id) {
       for (std::size_t i = 0; i < config.parameters.size(); ++i) {
@@ -238,39 +234,33 @@ void ShardedOptimizer::step_group(std::size_t g, std::int64_t step) {
     };
     std::vector<ExactSquareSum> sums(2 * config.parameters.size());
     for (const Piece& piece : pieces) {
-      const OptimizerParams prepared = prepare_optimizer_step(config_.kind, h, slice(param, piece.shard_offset, piece.length),
-                                                              slice(grad, piece.shard_offset, piece.length),
-                                                              state_slices(*group.state, piece.shard_offset, piece.length));
-      const NormSums partial = cpu::norm_pass(prepared, {});
+      const NormSums partial = implementation_.optimizer_norm_sums(
+          config_.kind, h, slice(param, piece.shard_offset, piece.length), slice(grad, piece.shard_offset, piece.length),
+          state_slices(*group.state, piece.shard_offset, piece.length), {});
       sums[2 * index_of(piece.parameter_id)].merge(partial.param);
       sums[2 * index_of(piece.parameter_id) + 1].merge(partial.direction);
     }
     set_activity("step " + std::to_string(step) + ": norm all-reduce of group " + std::to_string(config.id));
-    std::vector<double> totals(sums.size());
     if (config_.fault == DriverFault::fp32_norm_in_rank_order) {
+      // Each rank's partial sums rounded to fp32 and added in rank order, then taken as exact.
       std::vector<float> partials(sums.size()), all(sums.size() * static_cast<std::size_t>(world));
       for (std::size_t k = 0; k < sums.size(); ++k) partials[k] = static_cast<float>(sums[k].to_double());
       communicator_.all_gather(partials.data(), partials.size() * sizeof(float), all.data());
       for (std::size_t k = 0; k < sums.size(); ++k) {
         float total = 0.0f;
         for (int r = 0; r < world; ++r) total += all[static_cast<std::size_t>(r) * sums.size() + k];
-        totals[k] = total;
+        sums[k] = ExactSquareSum{};
+        sums[k].add_exact(std::isfinite(total) ? static_cast<double>(total) : 0x1p300);
       }
     } else {
       communicator_.all_reduce(sums.data(), sums.size());
-      for (std::size_t k = 0; k < sums.size(); ++k) totals[k] = sums[k].to_double();
     }
     for (const Piece& piece : pieces) {
-      OptimizerParams prepared = prepare_optimizer_step(config_.kind, h, slice(param, piece.shard_offset, piece.length),
-                                                        slice(grad, piece.shard_offset, piece.length),
-                                                        state_slices(*group.state, piece.shard_offset, piece.length));
       const std::size_t i = index_of(piece.parameter_id);
-      if (norm_based(config_.kind)) {
-        finish_trust_ratio(config_.kind, h, totals[2 * i], totals[2 * i + 1], prepared.s);
-      } else {
-        finish_update_clipping(h, totals[2 * i], totals[2 * i + 1], prepared.s);
-      }
-      cpu::apply_pass(prepared, {});
+      implementation_.optimizer_step_with_norms(config_.kind, h, slice(param, piece.shard_offset, piece.length),
+                                                slice(grad, piece.shard_offset, piece.length),
+                                                state_slices(*group.state, piece.shard_offset, piece.length),
+                                                NormSums{sums[2 * i], sums[2 * i + 1]}, {});
     }
     return;
   }

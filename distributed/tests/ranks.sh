@@ -1,7 +1,12 @@
 #!/bin/sh
 # Multi-rank tests through mpirun (oversubscribed: W may exceed the cores; as root where needed).
-#   ranks.sh BITPARITY parity W SEED     P6 and seed 002 over every optimizer, dtype, layout, states
-#   ranks.sh BITPARITY mutant W NAME     the driver fault NAME must be killed
+#   ranks.sh BITPARITY parity W SEED     P6 (seed 002 included) and P2r (seed 000) over every optimizer,
+#                                        format, dtype, layout and states
+#   ranks.sh BITPARITY mutant W NAME     the driver fault NAME, or the implementation mutant:NAME on
+#                                        every rank, must be killed
+#   ranks.sh BITPARITY mixed W DEVICE    rank 0 on DEVICE (cuda:0), the others on cpu: bitwise the
+#                                        all-CPU results; exit 77 (skipped) without a GPU
+#   ranks.sh BITPARITY json W FILE       the JSON rows carry world_size, layout and ranks
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
 #                                        fails within the timeout, names rank 1 and leaves no process
 bin=$1; kind=$2; world=$3; arg=$4
@@ -11,10 +16,14 @@ fail() { echo "FAILED: $*"; exit 1; }
 out="out_${kind}_${world}_${arg}.txt"; err="err_${kind}_${world}_${arg}.txt"
 case "$kind" in
   parity)
-    mpirun -np "$world" "$bin" sharded --steps 3 --seed "$arg" || fail "wrong elements at W=$world (exit $?)"
+    mpirun -np "$world" "$bin" sharded --steps 3 --cases 2 --seed "$arg" || fail "wrong elements at W=$world (exit $?)"
     ;;
   mutant)
-    mpirun -np "$world" "$bin" sharded --mutant "$arg" --seed 3 >"$out" 2>&1
+    case "$arg" in
+      mutant:*) hunt="--implementation $arg --cases 2" ;;
+      *) hunt="--mutant $arg" ;;
+    esac
+    mpirun -np "$world" "$bin" sharded $hunt --seed 3 >"$out" 2>&1
     code=$?
     tail -n 3 "$out"
     [ "$code" -eq 0 ] && grep -q "mutant $arg: killed" "$out" || fail "mutant $arg survived (exit $code)"
@@ -33,6 +42,21 @@ case "$kind" in
     sleep 1
     if pgrep -f -- "$marker" >/dev/null; then pgrep -af -- "$marker"; fail "processes were left behind"; fi
     echo "ok: exit $code after ${elapsed} s"
+    ;;
+  mixed)
+    if ! "$bin" list | grep -q "^  $arg\$"; then
+      [ -n "$BITPARITY_REQUIRE_GPU" ] && [ "$BITPARITY_REQUIRE_GPU" != 0 ] && fail "no $arg and BITPARITY_REQUIRE_GPU is set"
+      echo "skipped: no $arg here"; exit 77
+    fi
+    mpirun -np "$world" "$bin" sharded --rank-implementation "0=$arg" --steps 3 --cases 2 --seed 11 \
+      || fail "the mixed world (rank 0 on $arg) differs from the all-CPU step (exit $?)"
+    ;;
+  json)
+    mpirun -np "$world" "$bin" sharded --optimizer lamb --dtype bf16 --json "$arg" >"$out" 2>&1 || { cat "$out"; fail "exit $?"; }
+    for key in '"world_size": '"$world" '"layout": "zero-3"' '"layout": "chunk+all_gather"' '"ranks": \[' '"schema": "bitparity.sharded/1"'; do
+      grep -q "$key" "$arg" || fail "$arg lacks $key"
+    done
+    echo "ok: $(grep -c '"property"' "$arg") rows"
     ;;
   *) fail "unknown kind $kind" ;;
 esac

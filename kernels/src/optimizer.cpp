@@ -188,4 +188,31 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
   return report;
 }
 
+NormSums optimizer_norm_sums(OptimizerKind kind, const Hyperparameters& h, const TensorView& param, const TensorView& grad,
+                             const std::vector<TensorView>& states, const LaunchConfig& launch) {
+  if (!needs_norm_pass(kind, h)) {
+    throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) +
+                                                 " takes no norms with these hyperparameters (LAMB, LARS or max_unorm > 0 do)");
+  }
+  const OptimizerParams p = prepare_optimizer_step(kind, h, param, grad, states);
+  if (p.numel == 0) return {};
+  return param.device.kind == DeviceKind::cpu ? cpu::norm_pass(p, launch) : cuda::norm_pass(param.device.index, p, launch);
+}
+
+void optimizer_step_with_norms(OptimizerKind kind, const Hyperparameters& h, const TensorView& param, const TensorView& grad,
+                               const std::vector<TensorView>& states, const NormSums& whole, const LaunchConfig& launch) {
+  if (!needs_norm_pass(kind, h)) {
+    throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) +
+                                                 " takes no norms with these hyperparameters (LAMB, LARS or max_unorm > 0 do)");
+  }
+  OptimizerParams p = prepare_optimizer_step(kind, h, param, grad, states);
+  if (p.numel == 0) return;
+  finish_norm_pass(kind, h, whole, p.s);
+  if (param.device.kind == DeviceKind::cpu) {
+    cpu::apply_pass(p, launch);
+  } else {
+    cuda::apply_pass(param.device.index, p, launch);
+  }
+}
+
 }  // namespace bitparity

@@ -237,8 +237,21 @@ std::int64_t storage_needed(const Layout& layout) {
   return last + 1;
 }
 
-// all_gather of k equal chunks along `dim`, viewed as one tensor: dim splits into (k, size/k),
-// the k chunks lie one after another in storage.
+// One torch.chunk piece along `dim` of a contiguous parent holding `pieces` such pieces: the
+// parent's strides, an offset to the piece, storage for the whole parent.
+Layout chunk_piece_layout(const std::vector<std::int64_t>& sizes, int dim, std::int64_t pieces, std::int64_t index) {
+  std::vector<std::int64_t> parent = sizes;
+  parent[dim] *= pieces;
+  Layout layout;
+  layout.sizes = sizes;
+  layout.strides = contiguous_strides(parent);
+  layout.offset = index * sizes[dim] * layout.strides[dim];
+  layout.recipe = "chunk piece " + std::to_string(index) + "/" + std::to_string(pieces) + " of dim " + std::to_string(dim);
+  return layout;
+}
+
+}  // namespace
+
 Layout chunk_gather_layout(const std::vector<std::int64_t>& sizes, int dim, std::int64_t k) {
   std::vector<std::int64_t> chunk = sizes;
   chunk[dim] /= k;
@@ -254,23 +267,9 @@ Layout chunk_gather_layout(const std::vector<std::int64_t>& sizes, int dim, std:
     layout.strides.push_back(chunk_strides[d]);
   }
   layout.recipe = "chunk+all_gather(dim=" + std::to_string(dim) + ",k=" + std::to_string(k) + ")";
+  layout.storage_elements = k * chunk_numel;
   return layout;
 }
-
-// One torch.chunk piece along `dim` of a contiguous parent holding `pieces` such pieces: the
-// parent's strides, an offset to the piece, storage for the whole parent.
-Layout chunk_piece_layout(const std::vector<std::int64_t>& sizes, int dim, std::int64_t pieces, std::int64_t index) {
-  std::vector<std::int64_t> parent = sizes;
-  parent[dim] *= pieces;
-  Layout layout;
-  layout.sizes = sizes;
-  layout.strides = contiguous_strides(parent);
-  layout.offset = index * sizes[dim] * layout.strides[dim];
-  layout.recipe = "chunk piece " + std::to_string(index) + "/" + std::to_string(pieces) + " of dim " + std::to_string(dim);
-  return layout;
-}
-
-}  // namespace
 
 Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast, bool keep_shape) {
   const int ndim = static_cast<int>(sizes.size());

@@ -61,8 +61,12 @@ int run_list_command() {
     std::printf("  %-32s %s\n", mutant.name.c_str(), mutant.description.c_str());
   }
 #if BITPARITY_HAS_MPI
-  std::printf("sharded layouts (mpirun -np W bitparity sharded --layout NAME):");
+  std::printf("sharded properties (mpirun -np W bitparity sharded --property NAME):\n"
+              "  P6   rank parity: sharded step + all_gather bitwise the unsharded step; gradients and states by id (seed 002)\n"
+              "  P2r  seed 000: tensors chunked over the ranks, all-gathered, used through non-contiguous views\n");
+  std::printf("sharded layouts (--layout NAME):");
   for (auto layout : distributed::kShardLayouts) std::printf(" %s", std::string(distributed::layout_name(layout)).c_str());
+  std::printf(" (P6) chunk+all_gather (P2r)");
   std::printf("\nsharded mutants (mpirun -np W bitparity sharded --mutant NAME):\n");
   for (auto fault : distributed::kDriverFaults) {
     std::printf("  %-32s %s\n", std::string(distributed::fault_name(fault)).c_str(),

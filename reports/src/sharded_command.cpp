@@ -1,10 +1,7 @@
-// `bitparity sharded`: P6 rank parity and the seed-002 class over the ranks that mpirun started.
-// Every rank checks the options the same way before MPI starts; only rank 0 prints.
+// `bitparity sharded`: the multi-rank properties over the ranks that mpirun started. Every rank
+// plans the rows from the options the same way before MPI starts, so bad input is refused before
+// any work; only rank 0 prints.
 #include <algorithm>
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <thread>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
@@ -12,28 +9,35 @@
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/result_file.hpp"
 #if BITPARITY_HAS_MPI
-#include "bitparity/distributed/mpi_world.hpp"
-#include "bitparity/distributed/rank_parity.hpp"
 #include "bitparity/fixtures/implementation.hpp"
+#include "sharded_plan.hpp"
 #endif
 
 namespace bitparity::reports {
 
 void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   auto* sharded = app.add_subcommand(
-      "sharded", "P6 rank parity: the sharded step (ZeRO-1/2, ZeRO-3, per-parameter) over the ranks of `mpirun -np W` "
-                 "against the unsharded step, bitwise, with gradients and states checked by parameter id");
-  sharded->add_option("--optimizer", command.optimizers, "only these optimizers (repeatable; default all)");
+      "sharded", "multi-rank properties over the ranks of `mpirun -np W`: P6 rank parity (ZeRO-1/2, ZeRO-3, per-parameter "
+                 "sharded steps against the unsharded step, gradients and states checked by parameter id) and P2r (tensors "
+                 "chunked over the ranks, all-gathered and used through non-contiguous views)");
+  sharded->add_option("--property", command.properties, "P6 or P2r (repeatable; default both)");
+  sharded->add_option("--optimizer", command.optimizers, "only these optimizers (repeatable)");
+  sharded->add_option("--format", command.formats, "only these quantization formats, P2r (repeatable)");
   sharded->add_option("--dtype", command.dtypes, "parameter dtypes: f32, f16, bf16 (repeatable; default all)");
-  sharded->add_option("--layout", command.layouts, "zero-1/2, zero-3 or per-parameter (repeatable; default all)");
+  sharded->add_option("--layout", command.layouts,
+                      "zero-1/2, zero-3, per-parameter (P6) or chunk+all_gather (P2r) (repeatable; default all)");
   sharded->add_option("--states", command.state_bits, "32 (fp32 states) or 8 (8-bit states) (repeatable; default both)")
       ->check(CLI::IsMember({32, 8}));
-  sharded->add_option("--steps", command.steps, "optimizer steps per case (default 3)")->check(integer_in(1, 1000));
-  sharded->add_option("--cases", command.cases, "random configurations per optimizer x dtype x layout x states (default 1)")
-      ->check(integer_in(1, 100000));
+  sharded->add_option("--implementation", command.implementation, "cpu, cuda:N or mutant:NAME on every rank (default cpu)");
+  sharded->add_option("--rank-implementation", command.rank_implementations,
+                      "R=NAME: rank R runs NAME instead, e.g. 0=cuda:0 for a mixed CPU+GPU world (repeatable)");
+  sharded->add_option("--steps", command.steps, "optimizer steps per P6 case (default 3)")->check(integer_in(1, 1000));
+  sharded->add_option("--cases", command.cases, "random cases per row (default 1)")->check(integer_in(1, 100000));
   sharded->add_option("--seed", command.seed, "run seed (default 1)")->check(seed_value());
   sharded->add_option("--mutant", command.mutant, "run with a driver fault (sharded-*; `bitparity list`): exit 0 when killed");
+  sharded->add_option("--json", command.json, "also write the rows as JSON (rank 0, atomically)");
   sharded->add_option("--stuck-seconds", command.stuck_seconds, "a rank without progress this long fails the run (default 120)")
       ->check(seconds_in(86400));
   sharded->add_option("--inject-failure", command.inject_failure, "test hook RANK:HOW:STEP (HOW: throw, abort, hang, kill)")
@@ -44,11 +48,7 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
 namespace {
 
 using distributed::ShardLayout;
-
-struct Injected {
-  int rank = -1, step = 0;
-  std::string how;
-};
+using fixtures::OperationFamily;
 
 Injected parse_injection(const std::string& text) {
   Injected injected;
@@ -68,17 +68,6 @@ Injected parse_injection(const std::string& text) {
   return injected;
 }
 
-void fail_on_purpose(const Injected& injected) {
-  distributed::set_activity(distributed::current_activity() + " (failure injected: " + injected.how + ")");
-  if (injected.how == "throw") throw Error(ErrorCode::invalid_argument, "injected failure");
-  std::fprintf(stderr, "rank %d: injected %s during %s\n", injected.rank, injected.how.c_str(),
-               distributed::current_activity().c_str());
-  std::fflush(stderr);
-  if (injected.how == "abort") std::abort();
-  if (injected.how == "kill") std::raise(SIGKILL);
-  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // hang: the watchdog of a peer reports it
-}
-
 template <class T, class Parse>
 std::vector<T> chosen(const std::vector<std::string>& names, const std::vector<T>& all, Parse parse, const char* option) {
   if (names.empty()) return all;
@@ -91,6 +80,17 @@ std::vector<T> chosen(const std::vector<std::string>& names, const std::vector<T
   return out;
 }
 
+template <class F>
+auto as_usage_error(F parse) {
+  return [parse](const std::string& name) {
+    try {
+      return parse(name);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  };
+}
+
 DType parse_float_dtype(const std::string& name) {
   if (name == "f32") return DType::f32;
   if (name == "f16") return DType::f16;
@@ -98,115 +98,211 @@ DType parse_float_dtype(const std::string& name) {
   throw UsageError("unknown dtype '" + name + "'; use f32, f16 or bf16");
 }
 
-int run_on_ranks(const ShardedCommand& command, const std::vector<OptimizerKind>& kinds, const std::vector<DType>& dtypes,
-                 const std::vector<ShardLayout>& layouts, const std::vector<int>& bits, distributed::DriverFault fault,
-                 const Injected& injected, distributed::MpiWorld& world);
+bool names_optimizer(const std::string& name) {
+  for (const auto& info : optimizers()) {
+    if (info.name == name) return true;
+  }
+  return false;
+}
+
+bool names_format(const std::string& name) {
+  for (const auto& info : quant_formats()) {
+    if (info.name == name) return true;
+  }
+  return false;
+}
+
+// An implementation name as every rank will build it; cuda devices are looked for on their rank.
+std::string checked_implementation(const std::string& name, const std::string& option) {
+  fixtures::ImplementationId id;
+  try {
+    id = fixtures::parse_implementation_id(name);
+    if (id.kind == fixtures::ImplementationKind::mutant) (void)fixtures::make_implementation(id);
+  } catch (const Error& e) {
+    throw UsageError(option + ": " + e.what());
+  }
+  if (id.kind == fixtures::ImplementationKind::plugin) throw UsageError(option + ": plugins do not run sharded yet; use cpu, cuda:N or mutant:NAME");
+  return id.str();
+}
+
+std::map<int, std::string> parse_rank_implementations(const std::vector<std::string>& texts) {
+  std::map<int, std::string> out;
+  for (const auto& text : texts) {
+    const auto equals = text.find('=');
+    int rank = -1;
+    try {
+      std::size_t used = 0;
+      rank = equals == std::string::npos ? -1 : std::stoi(text.substr(0, equals), &used);
+      if (used != equals) rank = -1;
+    } catch (const std::exception&) {
+      rank = -1;
+    }
+    if (rank < 0) throw UsageError("--rank-implementation wants R=NAME with a rank R >= 0, e.g. 0=cuda:0; got '" + text + "'");
+    if (out.count(rank) != 0) throw UsageError("--rank-implementation names rank " + std::to_string(rank) + " twice");
+    out[rank] = checked_implementation(text.substr(equals + 1), "--rank-implementation " + text);
+  }
+  return out;
+}
 
 }  // namespace
 
-int run_sharded_command(const ShardedCommand& command) {
+std::string ShardedRowPlan::entry() const {
+  switch (family) {
+    case OperationFamily::optimizer_step: return "fp32 step";
+    case OperationFamily::optimizer8_step: return "8-bit step";
+    case OperationFamily::quantize: return "quantize";
+    case OperationFamily::dequantize: return "dequantize";
+    case OperationFamily::convert: return "convert";
+  }
+  return "?";
+}
+
+std::string ShardedRowPlan::target() const {
+  if (family == OperationFamily::convert) return "-";
+  if (family == OperationFamily::quantize || family == OperationFamily::dequantize) return std::string(quant_format_info(format).name);
+  return std::string(optimizer_info(kind).name);
+}
+
+std::string ShardedRowPlan::layout_name() const {
+  return property == "P6" ? std::string(distributed::layout_name(layout)) : kGatheredLayoutName;
+}
+
+std::uint64_t ShardedRowPlan::case_seed(std::uint64_t run_seed, int case_index) const {
+  // FNV-1a of the row's name: a row's cases do not change when other rows are selected or not.
+  std::uint64_t hash = 0xCBF29CE484222325ull ^ run_seed;
+  for (char ch : property + "/" + entry() + "/" + target() + "/" + dtype_name(dtype) + "/" + layout_name()) {
+    hash = (hash ^ static_cast<unsigned char>(ch)) * 0x100000001B3ull;
+  }
+  return (hash >> 1) + static_cast<std::uint64_t>(case_index);
+}
+
+std::string ShardedPlan::implementation_of(int rank) const {
+  const auto found = rank_implementations.find(rank);
+  return found == rank_implementations.end() ? implementation : found->second;
+}
+
+ShardedPlan plan_sharded(const ShardedCommand& command) {
+  ShardedPlan plan;
+  for (const auto& name : command.formats) {
+    if (names_optimizer(name)) throw UsageError("'" + name + "' is an optimizer, not a format; use --optimizer " + name);
+  }
+  for (const auto& name : command.optimizers) {
+    if (names_format(name)) throw UsageError("'" + name + "' is a format, not an optimizer; use --format " + name);
+  }
+  const auto properties = chosen(command.properties, std::vector<std::string>{"P6", "P2r"}, [](const std::string& name) {
+    if (name != "P6" && name != "P2r") {
+      throw UsageError("unknown sharded property '" + name + "'; use P6 (rank parity) or P2r (chunk + all_gather views)");
+    }
+    return name;
+  }, "--property");
   std::vector<OptimizerKind> all_kinds;
   for (const auto& info : optimizers()) all_kinds.push_back(info.kind);
-  const auto kinds = chosen(command.optimizers, all_kinds, [](const std::string& n) {
-    try { return parse_optimizer(n); } catch (const Error& e) { throw UsageError(e.what()); }
-  }, "--optimizer");
+  std::vector<QuantFormat> all_formats;
+  for (const auto& info : quant_formats()) all_formats.push_back(info.format);
+  const bool named_targets = !command.optimizers.empty() || !command.formats.empty();
+  const auto kinds = command.optimizers.empty() && named_targets ? std::vector<OptimizerKind>{}
+                     : chosen(command.optimizers, all_kinds, as_usage_error([](const std::string& n) { return parse_optimizer(n); }), "--optimizer");
+  const auto formats = command.formats.empty() && named_targets ? std::vector<QuantFormat>{}
+                       : chosen(command.formats, all_formats, as_usage_error([](const std::string& n) { return parse_quant_format(n); }), "--format");
   const auto dtypes = chosen(command.dtypes, std::vector<DType>{DType::f32, DType::f16, DType::bf16}, parse_float_dtype, "--dtype");
-  const auto layouts = chosen(command.layouts, std::vector<ShardLayout>(std::begin(distributed::kShardLayouts), std::end(distributed::kShardLayouts)),
-                              [](const std::string& n) {
-                                try { return distributed::parse_layout(n); } catch (const Error& e) { throw UsageError(e.what()); }
-                              }, "--layout");
-  std::vector<int> bits = command.state_bits.empty() ? std::vector<int>{32, 8} : command.state_bits;
-  const distributed::DriverFault fault = command.mutant.empty() ? distributed::DriverFault::none : [&] {
-    try { return distributed::parse_fault(command.mutant); } catch (const Error& e) { throw UsageError(e.what()); }
-  }();
-  const Injected injected = parse_injection(command.inject_failure);
-  const bool any_8bit_kind = std::any_of(kinds.begin(), kinds.end(), [](OptimizerKind k) { return has_8bit_variant(k); });
-  if (command.state_bits == std::vector<int>{8} && !any_8bit_kind) {
+  std::vector<std::string> all_layouts;
+  for (ShardLayout layout : distributed::kShardLayouts) all_layouts.emplace_back(distributed::layout_name(layout));
+  all_layouts.emplace_back(kGatheredLayoutName);
+  const auto layouts = chosen(command.layouts, all_layouts, [&](const std::string& name) {
+    if (std::find(all_layouts.begin(), all_layouts.end(), name) == all_layouts.end()) {
+      throw UsageError("unknown layout '" + name + "'; use zero-1/2, zero-3 or per-parameter (P6), or chunk+all_gather (P2r)");
+    }
+    return name;
+  }, "--layout");
+  const std::vector<int> bits = command.state_bits.empty() ? std::vector<int>{32, 8} : command.state_bits;
+  if (command.state_bits == std::vector<int>{8} && !kinds.empty() &&
+      std::none_of(kinds.begin(), kinds.end(), [](OptimizerKind k) { return has_8bit_variant(k); })) {
     throw UsageError("none of the selected optimizers has 8-bit states; drop --states 8 or choose another optimizer");
   }
+  if (!command.mutant.empty()) {
+    try {
+      plan.fault = distributed::parse_fault(command.mutant);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    plan.hunted_mutant = command.mutant;
+  }
+  plan.injected = parse_injection(command.inject_failure);
+  plan.implementation = checked_implementation(command.implementation, "--implementation");
+  plan.rank_implementations = parse_rank_implementations(command.rank_implementations);
+  for (const std::string& name : [&] {
+         std::vector<std::string> all{plan.implementation};
+         for (const auto& [rank, implementation] : plan.rank_implementations) all.push_back(implementation);
+         return all;
+       }()) {
+    if (name.rfind("mutant:", 0) != 0) continue;
+    if (!plan.hunted_mutant.empty() && plan.hunted_mutant != name) {
+      throw UsageError("hunt one mutant at a time: " + plan.hunted_mutant + " and " + name + " were both given");
+    }
+    plan.hunted_mutant = name;
+  }
+  if (!command.json.empty()) check_result_path("--json", command.json);
 
+  const auto wanted = [&](const std::string& layout) { return std::find(layouts.begin(), layouts.end(), layout) != layouts.end(); };
+  const auto wanted_property = [&](const char* p) { return std::find(properties.begin(), properties.end(), p) != properties.end(); };
+  for (int state_bits : bits) {
+    for (OptimizerKind kind : kinds) {
+      if (state_bits == 8 && !has_8bit_variant(kind)) continue;
+      const OperationFamily family = state_bits == 8 ? OperationFamily::optimizer8_step : OperationFamily::optimizer_step;
+      for (DType dtype : dtypes) {
+        if (wanted_property("P6")) {
+          for (ShardLayout layout : distributed::kShardLayouts) {
+            if (wanted(std::string(distributed::layout_name(layout)))) plan.rows.push_back({"P6", family, kind, {}, dtype, layout});
+          }
+        }
+        if (wanted_property("P2r") && wanted(kGatheredLayoutName)) plan.rows.push_back({"P2r", family, kind, {}, dtype, {}});
+      }
+    }
+  }
+  if (wanted_property("P2r") && wanted(kGatheredLayoutName)) {
+    for (QuantFormat format : formats) {
+      for (OperationFamily family : {OperationFamily::quantize, OperationFamily::dequantize}) {
+        for (DType dtype : dtypes) plan.rows.push_back({"P2r", family, {}, format, dtype, {}});
+      }
+    }
+    if (!named_targets) {
+      for (DType dtype : dtypes) plan.rows.push_back({"P2r", OperationFamily::convert, {}, {}, dtype, {}});
+    }
+  }
+  if (plan.rows.empty()) {
+    throw UsageError("the options select no rows: P6 steps optimizers in layouts zero-1/2, zero-3 and per-parameter; "
+                     "P2r runs every entry point in layout chunk+all_gather");
+  }
+  if (plan.fault != distributed::DriverFault::none &&
+      std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P6"; })) {
+    throw UsageError("--mutant " + command.mutant + " is a fault of the sharded driver, which only P6 runs; add --property P6");
+  }
+  return plan;
+}
+
+int run_sharded_command(const ShardedCommand& command) {
+  const ShardedPlan plan = plan_sharded(command);
   int argc = 0;
   char** argv = nullptr;
   distributed::MpiWorld world(argc, argv, command.stuck_seconds, exit_run_error);
+  for (const auto& [rank, name] : plan.rank_implementations) {
+    if (rank >= world.size()) {
+      // Every rank sees the same world; rank 0 says why, the others end quietly with the same code.
+      if (world.rank() == 0) {
+        throw UsageError("--rank-implementation names rank " + std::to_string(rank) + " but the world has " +
+                         std::to_string(world.size()) + " ranks (mpirun -np)");
+      }
+      return exit_bad_input;
+    }
+  }
   try {
-    return run_on_ranks(command, kinds, dtypes, layouts, bits, fault, injected, world);
+    return run_sharded_rows(command, plan, world);
+  } catch (const WriteError&) {
+    throw;  // rank 0's --json could not be written: exit 3, after every rank finished its rows
   } catch (const std::exception& e) {
     distributed::rank_failed(e.what(), exit_run_error);  // ends every rank, naming this one
   }
 }
-
-namespace {
-
-int run_on_ranks(const ShardedCommand& command, const std::vector<OptimizerKind>& kinds, const std::vector<DType>& dtypes,
-                 const std::vector<ShardLayout>& layouts, const std::vector<int>& bits, distributed::DriverFault fault,
-                 const Injected& injected, distributed::MpiWorld& world) {
-  const int rank = world.rank(), size = world.size();
-  auto implementation = fixtures::make_implementation("cpu");
-  const bool lead = rank == 0;
-  if (lead) {
-    std::printf("bitparity sharded: world of %d rank%s, seed %llu, %d step%s per case%s\n", size, size == 1 ? "" : "s",
-                static_cast<unsigned long long>(command.seed), command.steps, command.steps == 1 ? "" : "s",
-                fault == distributed::DriverFault::none ? "" : (", mutant " + command.mutant).c_str());
-    std::printf("%-4s %-10s %-6s %-5s %-14s %5s %6s %10s %10s %10s %10s\n", "prop", "optimizer", "states", "dtype", "layout",
-                "ranks", "cases", "elements", "wrong p", "wrong g", "wrong s");
-  }
-  std::int64_t total_wrong = 0, rows = 0, failed_rows = 0;
-  std::string first_wrong;
-  std::int64_t case_number = 0;
-  for (int state_bits : bits) {
-    for (OptimizerKind kind : kinds) {
-      if (state_bits == 8 && !has_8bit_variant(kind)) continue;
-      for (DType dtype : dtypes) {
-        for (ShardLayout layout : layouts) {
-          distributed::ParityTally row;
-          for (int c = 0; c < command.cases; ++c, ++case_number) {
-            const std::uint64_t case_seed = command.seed * 1000003ull + static_cast<std::uint64_t>(case_number);
-            distributed::ShardedConfig config =
-                distributed::draw_sharded_config(kind, state_bits == 8, dtype, layout, case_seed, size);
-            config.fault = fault;
-            distributed::set_activity("case " + std::to_string(case_number) + " (" + std::string(optimizer_info(kind).name) + ")");
-            if (injected.rank == rank && injected.step == case_number) fail_on_purpose(injected);
-            const distributed::ParityTally tally = distributed::run_rank_parity(config, command.steps, world.communicator(), *implementation);
-            row.wrong_parameters += tally.wrong_parameters;
-            row.wrong_gradients += tally.wrong_gradients;
-            row.wrong_states += tally.wrong_states;
-            row.checked += tally.checked;
-            if (first_wrong.empty() && !tally.first_wrong.empty()) first_wrong = tally.first_wrong + " (seed " + std::to_string(case_seed) + ")";
-          }
-          ++rows;
-          failed_rows += row.wrong() > 0 ? 1 : 0;
-          total_wrong += row.wrong();
-          if (lead) {
-            std::printf("%-4s %-10s %-6s %-5s %-14s %5d %6d %10lld %10lld %10lld %10lld\n", "P6",
-                        std::string(optimizer_info(kind).name).c_str(), state_bits == 8 ? "8-bit" : "fp32", dtype_name(dtype),
-                        std::string(distributed::layout_name(layout)).c_str(), size, command.cases,
-                        static_cast<long long>(row.checked), static_cast<long long>(row.wrong_parameters),
-                        static_cast<long long>(row.wrong_gradients), static_cast<long long>(row.wrong_states));
-          }
-        }
-      }
-    }
-  }
-  // Where the first wrong element was, from the lowest rank that saw one.
-  for (int r = 0; r < size; ++r) {
-    if (world.communicator().all_reduce_any(!first_wrong.empty() && r == rank)) {
-      if (r == rank) std::fprintf(stderr, "first wrong element: %s\n", first_wrong.c_str());
-      break;
-    }
-  }
-  world.communicator().barrier();
-  if (lead) {
-    std::printf("\nsummary: %lld rows on %d ranks, %lld failed, %lld wrong elements (summed over ranks)\n",
-                static_cast<long long>(rows), size, static_cast<long long>(failed_rows), static_cast<long long>(total_wrong));
-    if (fault != distributed::DriverFault::none) {
-      std::printf("mutant %s: %s\n", command.mutant.c_str(), total_wrong > 0 ? "killed" : "SURVIVED");
-    }
-  }
-  if (fault != distributed::DriverFault::none) return total_wrong > 0 ? exit_passed : exit_failed;
-  return total_wrong == 0 ? exit_passed : exit_failed;
-}
-
-}  // namespace
 #else
 int run_sharded_command(const ShardedCommand&) {
   throw Error(ErrorCode::invalid_argument,

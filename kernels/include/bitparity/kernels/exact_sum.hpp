@@ -26,13 +26,16 @@ struct ExactSquareSum {
     }
   }
 
-  BP_HD void add_square(float x) {
-    const double square = static_cast<double>(x) * static_cast<double>(x);  // exact
-    if (square == 0.0) return;
-    const std::uint64_t bits = double_bits(square);
-    const int exponent = static_cast<int>(bits >> 52);  // never 0: square >= 2^-298
+  BP_HD void add_square(float x) { add_exact(static_cast<double>(x) * static_cast<double>(x)); }  // the square is exact
+
+  // A finite double >= 0 whose lowest significand bit is at or above the unit 2^-352 (any square of
+  // an fp32, any fp32 >= 0), added exactly.
+  BP_HD void add_exact(double value) {
+    if (value == 0.0) return;
+    const std::uint64_t bits = double_bits(value);
+    const int exponent = static_cast<int>(bits >> 52);  // never 0 for the values above
     const std::uint64_t significand = (bits & ((1ull << 52) - 1)) | (1ull << 52);
-    const int position = exponent - 1075 - kLowExponent;  // of the significand's lowest bit, >= 2
+    const int position = exponent - 1075 - kLowExponent;  // of the significand's lowest bit, >= 0
     const int index = position / 64, shift = position % 64;
     add_at(index, significand << shift);
     if (shift > 11) add_at(index + 1, significand >> (64 - shift));

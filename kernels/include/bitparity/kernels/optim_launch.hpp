@@ -11,10 +11,6 @@
 
 namespace bitparity {
 
-struct NormSums {
-  ExactSquareSum param, direction;
-};
-
 // After the norm pass: the LAMB/LARS trust ratio or the max_unorm clipping factor into s.
 void finish_norm_pass(OptimizerKind kind, const Hyperparameters& h, const NormSums& sums, StepScalars& s);
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bitparity/kernels/exact_sum.hpp"
 #include "bitparity/kernels/launch.hpp"
 #include "bitparity/kernels/optimizer_list.hpp"
 #include "bitparity/kernels/optimizer_types.hpp"
@@ -79,5 +80,17 @@ struct FoundInf {
 StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                           const TensorView& grad, const std::vector<TensorView>& states, const FoundInf& found_inf,
                           const LaunchConfig& launch = {});
+
+// A norm-based step (LAMB, LARS, or max_unorm > 0) on a tensor sharded over ranks, in two halves:
+// the exact sums of squares of this piece, then the update with the sums of the whole tensor (every
+// piece's merged, across ranks too). The caller has decided that the gradients are finite. LAMB's
+// first half also writes its moments, as its norm pass does.
+struct NormSums {
+  ExactSquareSum param, direction;  // LAMB/LARS: parameter and update direction; max_unorm: parameter and update
+};
+NormSums optimizer_norm_sums(OptimizerKind kind, const Hyperparameters& h, const TensorView& param, const TensorView& grad,
+                             const std::vector<TensorView>& states, const LaunchConfig& launch = {});
+void optimizer_step_with_norms(OptimizerKind kind, const Hyperparameters& h, const TensorView& param, const TensorView& grad,
+                               const std::vector<TensorView>& states, const NormSums& whole, const LaunchConfig& launch = {});
 
 }  // namespace bitparity

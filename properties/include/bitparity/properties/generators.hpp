@@ -45,6 +45,10 @@ std::vector<std::int64_t> draw_shape(std::int64_t numel, int max_dims);
 // keep_shape: only layouts with exactly `sizes` (no chunk + all_gather split of a dimension).
 Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast, bool keep_shape = false);
 Layout contiguous_layout(const std::vector<std::int64_t>& sizes);
+// The buffer of an all_gather of k equal torch.chunk pieces along `dim` (each sent contiguous),
+// viewed with the chunks moved back into place: `dim` splits into (k, size/k), the chunks lie one
+// after another in storage. `sizes[dim]` must be a multiple of k.
+Layout chunk_gather_layout(const std::vector<std::int64_t>& sizes, int dim, std::int64_t k);
 ValueRecipe draw_values(bool nonfinite);
 LaunchConfig draw_launch();
 

@@ -56,12 +56,16 @@ struct StatePlanCommand {
 
 // `mpirun -np W bitparity sharded`: P6 rank parity over the ranks mpirun started.
 struct ShardedCommand {
-  std::vector<std::string> optimizers, dtypes, layouts;
+  std::vector<std::string> properties;  // P6 and/or P2r (default both)
+  std::vector<std::string> optimizers, formats, dtypes, layouts;
   std::vector<int> state_bits;  // 32 and/or 8
+  std::string implementation = "cpu";            // on every rank, unless --rank-implementation names it
+  std::vector<std::string> rank_implementations;  // R=NAME: rank R runs NAME (a mixed world)
   int steps = 3;
   int cases = 1;
   std::uint64_t seed = 1;
   std::string mutant;           // a driver fault (sharded-*): exit 0 when the properties kill it
+  std::string json;             // rows as JSON (written by rank 0, atomically)
   double stuck_seconds = 120;   // a rank with no progress for this long fails the run
   std::string inject_failure;   // test hook RANK:HOW:STEP, HOW = throw, abort, hang or kill
 };

@@ -1,0 +1,53 @@
+#pragma once
+// What `bitparity sharded` will run, decided from the options alone (before MPI starts, the same on
+// every rank): the rows, the implementation of each rank, the mutant hunted. Bad options throw
+// UsageError here, so that no rank starts work on them.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bitparity/distributed/mpi_world.hpp"
+#include "bitparity/distributed/shard_plan.hpp"
+#include "bitparity/distributed/sharded_optimizer.hpp"
+#include "bitparity/fixtures/operation_family.hpp"
+#include "bitparity/reports/commands.hpp"
+
+namespace bitparity::reports {
+
+inline constexpr const char* kGatheredLayoutName = "chunk+all_gather";  // the P2r rows' layout
+
+struct ShardedRowPlan {
+  std::string property;  // "P6" (rank parity and seed 002) or "P2r" (seed 000 over real ranks)
+  fixtures::OperationFamily family = fixtures::OperationFamily::optimizer_step;
+  OptimizerKind kind = OptimizerKind::adam;
+  QuantFormat format = QuantFormat::dynamic8_signed;
+  DType dtype = DType::f32;
+  distributed::ShardLayout layout = distributed::ShardLayout::zero12;  // P6 only
+  std::string entry() const;   // "fp32 step", "8-bit step", "quantize", "dequantize", "convert"
+  std::string target() const;  // the optimizer or format ("-" for convert)
+  std::string layout_name() const;
+  std::uint64_t case_seed(std::uint64_t run_seed, int case_index) const;  // independent of the selection
+};
+
+struct Injected {
+  int rank = -1, step = 0;
+  std::string how;
+};
+
+struct ShardedPlan {
+  std::vector<ShardedRowPlan> rows;
+  std::string implementation;             // every rank's, unless named below
+  std::map<int, std::string> rank_implementations;
+  distributed::DriverFault fault = distributed::DriverFault::none;
+  std::string hunted_mutant;              // a driver fault or an implementation mutant; empty: none
+  Injected injected;
+  std::string implementation_of(int rank) const;
+};
+
+ShardedPlan plan_sharded(const ShardedCommand& command);
+
+// The rows over the ranks of `world`; rank 0 prints them and writes --json. Returns the exit code.
+int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, distributed::MpiWorld& world);
+
+}  // namespace bitparity::reports

@@ -1,0 +1,240 @@
+// The rows of `bitparity sharded` over real ranks: P6 (rank parity and seed 002) and P2r (seed 000).
+// Wrong elements are counted on each rank and summed across ranks; rank 0 prints the table and
+// writes the JSON document.
+#include <csignal>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "bitparity/distributed/gathered_layout.hpp"
+#include "bitparity/distributed/rank_parity.hpp"
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/result_file.hpp"
+#include "bitparity/reports/version.hpp"
+#include "sharded_plan.hpp"
+
+namespace bitparity::reports {
+
+namespace {
+
+struct ShardedRow {
+  const ShardedRowPlan* plan = nullptr;
+  int cases = 0;
+  std::int64_t checked = 0, wrong_parameters = 0, wrong_gradients = 0, wrong_states = 0;  // P6
+  std::int64_t wrong_elements = 0, refused = 0, disagreeing_ranks = 0;                  // P2r
+  std::string counterexample;  // the lowest rank's first finding
+  std::int64_t wrong() const { return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + disagreeing_ranks; }
+};
+
+void fail_on_purpose(const Injected& injected) {
+  distributed::set_activity(distributed::current_activity() + " (failure injected: " + injected.how + ")");
+  if (injected.how == "throw") throw Error(ErrorCode::invalid_argument, "injected failure");
+  std::fprintf(stderr, "rank %d: injected %s during %s\n", injected.rank, injected.how.c_str(),
+               distributed::current_activity().c_str());
+  std::fflush(stderr);
+  if (injected.how == "abort") std::abort();
+  if (injected.how == "kill") std::raise(SIGKILL);
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // hang: the watchdog of a peer reports it
+}
+
+// The first finding of the lowest rank that has one, on every rank.
+std::string lowest_rank_finding(distributed::Communicator& communicator, const std::string& mine) {
+  const int size = communicator.size();
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(size));
+  const std::int64_t length = static_cast<std::int64_t>(mine.size());
+  communicator.all_gather(&length, sizeof length, lengths.data());
+  for (int r = 0; r < size; ++r) {
+    if (lengths[static_cast<std::size_t>(r)] == 0) continue;
+    std::string text(static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]), '\0');
+    if (r == communicator.rank()) text = mine;
+    communicator.broadcast(text.data(), text.size(), r);
+    return text;
+  }
+  return {};
+}
+
+std::string replay_command(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan, int world) {
+  const ShardedRowPlan& p = *row.plan;
+  std::string text = "mpirun -np " + std::to_string(world) + " bitparity sharded --property " + p.property;
+  if (p.family == fixtures::OperationFamily::quantize || p.family == fixtures::OperationFamily::dequantize) {
+    text += " --format " + p.target();
+  } else if (p.family != fixtures::OperationFamily::convert) {
+    text += " --optimizer " + p.target() + " --states " + (p.family == fixtures::OperationFamily::optimizer8_step ? "8" : "32");
+  }
+  text += " --dtype " + std::string(dtype_name(p.dtype)) + " --layout " + p.layout_name();
+  if (p.property == "P6") text += " --steps " + std::to_string(command.steps);
+  text += " --cases " + std::to_string(command.cases) + " --seed " + std::to_string(command.seed);
+  if (plan.implementation != "cpu") text += " --implementation " + plan.implementation;
+  for (const auto& [rank, name] : plan.rank_implementations) text += " --rank-implementation " + std::to_string(rank) + "=" + name;
+  if (!command.mutant.empty()) text += " --mutant " + command.mutant;
+  return text;
+}
+
+std::vector<std::string> rank_implementations(const ShardedPlan& plan, int world) {
+  std::vector<std::string> names;
+  for (int r = 0; r < world; ++r) names.push_back(plan.implementation_of(r));
+  return names;
+}
+
+// "cpu x3" or "cuda:0, cpu x2": the ranks' implementations, runs of equal names counted.
+std::string ranks_summary(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size();) {
+    std::size_t j = i;
+    while (j < names.size() && names[j] == names[i]) ++j;
+    text += (text.empty() ? "" : ", ") + names[i] + (j - i > 1 ? " x" + std::to_string(j - i) : "");
+    i = j;
+  }
+  return text;
+}
+
+nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan,
+                        const std::vector<std::string>& ranks) {
+  const ShardedRowPlan& p = *row.plan;
+  nlohmann::json entry = {{"property", p.property},   {"entry", p.entry()},
+                          {"target", p.target()},     {"dtype", dtype_name(p.dtype)},
+                          {"layout", p.layout_name()}, {"world_size", ranks.size()},
+                          {"ranks", ranks},           {"cases", row.cases},
+                          {"elements", row.checked},  {"wrong_elements", row.wrong()}};
+  if (p.property == "P6") {
+    entry["steps"] = command.steps;
+    entry["wrong_parameters"] = row.wrong_parameters;
+    entry["wrong_gradients"] = row.wrong_gradients;
+    entry["wrong_states"] = row.wrong_states;
+  } else {
+    entry["refused_views"] = row.refused;
+    entry["disagreeing_ranks"] = row.disagreeing_ranks;
+  }
+  if (row.wrong() > 0) {
+    entry["counterexample"] = row.counterexample;
+    entry["replay"] = replay_command(row, command, plan, static_cast<int>(ranks.size()));
+  }
+  return entry;
+}
+
+ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const ShardedPlan& plan,
+                   distributed::MpiWorld& world, fixtures::Implementation& implementation, std::int64_t& case_number) {
+  ShardedRow row;
+  row.plan = &p;
+  std::string first;
+  for (int c = 0; c < command.cases; ++c, ++case_number) {
+    const std::uint64_t seed = p.case_seed(command.seed, c);
+    distributed::set_activity("case " + std::to_string(case_number) + " (" + p.property + " " + p.entry() + " " + p.target() + ")");
+    if (plan.injected.rank == world.rank() && plan.injected.step == case_number) fail_on_purpose(plan.injected);
+    if (p.property == "P6") {
+      distributed::ShardedConfig config = distributed::draw_sharded_config(
+          p.kind, p.family == fixtures::OperationFamily::optimizer8_step, p.dtype, p.layout, seed, world.size());
+      config.fault = plan.fault;
+      const distributed::ParityTally tally = distributed::run_rank_parity(config, command.steps, world.communicator(), implementation);
+      row.wrong_parameters += tally.wrong_parameters;
+      row.wrong_gradients += tally.wrong_gradients;
+      row.wrong_states += tally.wrong_states;
+      row.checked += tally.checked;
+      if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
+    } else {
+      const distributed::GatheredTarget target{p.family, p.kind, p.format, p.dtype};
+      const distributed::GatheredTally tally = distributed::run_gathered_layout(target, seed, world.communicator(), implementation);
+      row.wrong_elements += tally.wrong;
+      row.refused += tally.refused;
+      row.disagreeing_ranks += tally.disagreeing_ranks;
+      row.checked += tally.checked;
+      if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
+    }
+    ++row.cases;
+  }
+  if (row.wrong() > 0) row.counterexample = lowest_rank_finding(world.communicator(), first);
+  return row;
+}
+
+// Each rank builds its implementation; a rank whose device is absent stops the run before any work.
+std::unique_ptr<fixtures::Implementation> build_implementation(const ShardedPlan& plan, distributed::MpiWorld& world,
+                                                               int& refusal_code) {
+  std::unique_ptr<fixtures::Implementation> implementation;
+  std::string problem;
+  int code = exit_passed;
+  try {
+    implementation = fixtures::make_implementation(plan.implementation_of(world.rank()));
+  } catch (const Error& e) {
+    problem = e.what();
+    code = e.code() == ErrorCode::device_unavailable ? exit_gpu_missing : exit_bad_input;
+  }
+  if (!world.communicator().all_reduce_any(!problem.empty())) return implementation;
+  const bool gpu_missing = world.communicator().all_reduce_any(code == exit_gpu_missing);
+  const std::string finding = lowest_rank_finding(world.communicator(), problem.empty() ? "" : "rank " + std::to_string(world.rank()) + ": " + problem);
+  if (world.rank() == 0) std::fprintf(stderr, "error: %s\n", finding.c_str());
+  refusal_code = gpu_missing ? exit_gpu_missing : exit_bad_input;
+  return implementation;
+}
+
+}  // namespace
+
+int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, distributed::MpiWorld& world) {
+  const int rank = world.rank(), size = world.size();
+  int refusal_code = exit_passed;
+  auto implementation = build_implementation(plan, world, refusal_code);
+  if (refusal_code != exit_passed) return refusal_code;
+  const std::vector<std::string> ranks = rank_implementations(plan, size);
+  const bool lead = rank == 0;
+  if (lead) {
+    std::printf("bitparity sharded: world of %d rank%s (%s), seed %llu, %d step%s per P6 case%s\n", size, size == 1 ? "" : "s",
+                ranks_summary(ranks).c_str(), static_cast<unsigned long long>(command.seed), command.steps,
+                command.steps == 1 ? "" : "s", plan.hunted_mutant.empty() ? "" : (", mutant " + plan.hunted_mutant).c_str());
+    std::printf("%-4s %-10s %-17s %-5s %-16s %5s %5s %10s %8s %8s %8s %8s\n", "prop", "entry", "target", "dtype", "layout", "ranks",
+                "cases", "elements", "wrong p", "wrong g", "wrong s", "other");
+    std::fflush(stdout);
+  }
+  std::vector<ShardedRow> rows;
+  std::int64_t case_number = 0, total_wrong = 0, failed_rows = 0;
+  for (const ShardedRowPlan& p : plan.rows) {
+    const ShardedRow row = run_row(p, command, plan, world, *implementation, case_number);
+    total_wrong += row.wrong();
+    failed_rows += row.wrong() > 0 ? 1 : 0;
+    if (lead) {
+      // P2r's wrong elements go in "wrong p" (the entry point's outputs); "other": disagreeing ranks
+      // (P2r) and views refused with an error (not wrong, shown as r=N).
+      std::string other = p.property == "P6" ? "-" : std::to_string(row.disagreeing_ranks);
+      if (row.refused > 0) other += " r=" + std::to_string(row.refused);
+      std::printf("%-4s %-10s %-17s %-5s %-16s %5d %5d %10lld %8lld %8s %8s %8s\n", p.property.c_str(), p.entry().c_str(),
+                  p.target().c_str(), dtype_name(p.dtype), p.layout_name().c_str(), size, row.cases,
+                  static_cast<long long>(row.checked),
+                  static_cast<long long>(p.property == "P6" ? row.wrong_parameters : row.wrong_elements),
+                  p.property == "P6" ? std::to_string(row.wrong_gradients).c_str() : "-",
+                  p.property == "P6" ? std::to_string(row.wrong_states).c_str() : "-", other.c_str());
+      std::fflush(stdout);
+    }
+    rows.push_back(row);
+  }
+  world.communicator().barrier();
+  if (lead) {
+    for (const ShardedRow& row : rows) {
+      if (row.wrong() == 0) continue;
+      std::printf("\nFAILED %s %s %s/%s %s on %d ranks\n  %s\n  replay: %s\n", row.plan->property.c_str(), row.plan->entry().c_str(),
+                  row.plan->target().c_str(), dtype_name(row.plan->dtype), row.plan->layout_name().c_str(), size,
+                  row.counterexample.c_str(), replay_command(row, command, plan, size).c_str());
+    }
+    std::printf("\nsummary: %zu rows on %d ranks, %lld failed, %lld wrong elements (summed over ranks)\n", rows.size(), size,
+                static_cast<long long>(failed_rows), static_cast<long long>(total_wrong));
+    if (!plan.hunted_mutant.empty()) std::printf("mutant %s: %s\n", plan.hunted_mutant.c_str(), total_wrong > 0 ? "killed" : "SURVIVED");
+    std::fflush(stdout);
+    if (!command.json.empty()) {
+      nlohmann::json results = nlohmann::json::array();
+      for (const ShardedRow& row : rows) results.push_back(row_json(row, command, plan, ranks));
+      nlohmann::json document = {{"schema", "bitparity.sharded/1"},
+                                 {"bitparity", version_string()},
+                                 {"seed", command.seed},
+                                 {"world_size", size},
+                                 {"ranks", ranks},
+                                 {"summary", {{"rows", rows.size()}, {"failed_rows", failed_rows}, {"wrong_elements", total_wrong}}},
+                                 {"results", results}};
+      if (!plan.hunted_mutant.empty()) document["mutant"] = {{"name", plan.hunted_mutant}, {"killed", total_wrong > 0}};
+      write_result_file(command.json, document.dump(2) + "\n");
+    }
+  }
+  if (!plan.hunted_mutant.empty()) return total_wrong > 0 ? exit_passed : exit_failed;
+  return total_wrong == 0 ? exit_passed : exit_failed;
+}
+
+}  // namespace bitparity::reports
