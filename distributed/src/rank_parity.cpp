@@ -44,6 +44,16 @@ class Unsharded {
   }
 
   void step(std::int64_t step) {
+    if (step == config_.regroup_step) {
+      // Each parameter keeps its values and states and takes its new group's settings.
+      config_.groups = config_.regrouped;
+      for (auto& p : parameters_) {
+        for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+          for (const auto& spec : config_.groups[g].parameters) p.group = spec.id == p.spec.id ? g : p.group;
+        }
+        p.grad = fixtures::HostTensor::buffer(config_.groups[p.group].grad_dtype, p.spec.numel);  // its new gradient dtype
+      }
+    }
     bool nonfinite = false;
     for (auto& p : parameters_) {
       const DType dtype = config_.groups[p.group].grad_dtype;
@@ -167,6 +177,33 @@ ShardedConfig draw_sharded_config(OptimizerKind kind, bool eight_bit, DType para
       group.parameters.push_back({id, numel});
     }
     config.groups.push_back(std::move(group));
+  }
+  // Half the cases move one parameter to another group (a new one when there is only one) before
+  // step 2: its values and states must follow it by id.
+  std::vector<std::size_t> movable;
+  for (std::size_t g = 0; g < config.groups.size(); ++g) {
+    if (config.groups[g].parameters.size() > 1) movable.push_back(g);
+  }
+  if (random() % 2 == 0 && !movable.empty()) {
+    config.regroup_step = 2;
+    config.regrouped = config.groups;
+    const std::size_t from = movable[random() % movable.size()];
+    auto& source = config.regrouped[from].parameters;
+    const auto moved_at = source.begin() + static_cast<std::ptrdiff_t>(random() % source.size());
+    const ParameterSpec moved = *moved_at;
+    source.erase(moved_at);
+    std::size_t to = random() % config.regrouped.size();
+    if (to == from) {
+      GroupConfig fresh;
+      fresh.id = config.regrouped.size();
+      fresh.hyper = draw_hyperparameters(kind, eight_bit, random);
+      fresh.param_dtype = param_dtype;
+      fresh.grad_dtype = dtypes[random() % 3];
+      config.regrouped.push_back(std::move(fresh));
+      to = config.regrouped.size() - 1;
+    }
+    auto& target = config.regrouped[to].parameters;
+    target.insert(target.begin() + static_cast<std::ptrdiff_t>(random() % (target.size() + 1)), moved);
   }
   return config;
 }

@@ -1,6 +1,8 @@
 #include "bitparity/distributed/sharded_optimizer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "bitparity/distributed/exact_rounding.hpp"
 #include "bitparity/distributed/mpi_world.hpp"
@@ -60,6 +62,7 @@ std::string_view fault_name(DriverFault fault) {
     case DriverFault::padding_not_stripped: return "sharded-padding-not-stripped";
     case DriverFault::fp32_reduce_in_rank_order: return "sharded-fp32-reduce-in-rank-order";
     case DriverFault::stale_gradient_shard: return "sharded-stale-gradient-shard";
+    case DriverFault::state_lost_on_regroup: return "sharded-state-lost-on-regroup";
   }
   return "?";
 }
@@ -74,6 +77,7 @@ std::string_view fault_description(DriverFault fault) {
     case DriverFault::padding_not_stripped: return "gathering reads parameters where they would be without padding";
     case DriverFault::fp32_reduce_in_rank_order: return "reduce-scatter of fp32 partial sums added in rank order";
     case DriverFault::stale_gradient_shard: return "the last rank steps with the previous step's gradient shard";
+    case DriverFault::state_lost_on_regroup: return "a parameter moved to another group restarts with zeroed states";
   }
   return "?";
 }
@@ -92,31 +96,141 @@ std::int64_t shard_alignment(const ShardedConfig& config) { return config.eight_
 ShardedOptimizer::ShardedOptimizer(const ShardedConfig& config, Communicator& communicator,
                                    fixtures::Implementation& implementation)
     : config_(config), communicator_(communicator), implementation_(implementation) {
-  const int world = communicator.size(), rank = communicator.rank();
-  const std::int64_t alignment = config.fault == DriverFault::unaligned_shards ? 1 : shard_alignment(config);
-  for (const GroupConfig& group : config.groups) {
-    GroupShardState shard;
-    shard.shards = plan_group_shards(group.parameters, config.layout, world, alignment);
-    const std::int64_t n = shard.shards.shard_elements;
-    shard.param = fixtures::HostTensor::buffer(group.param_dtype, n);
-    shard.grad = fixtures::HostTensor::buffer(group.grad_dtype, n);
-    std::vector<float> values(static_cast<std::size_t>(n), 0.0f);
-    for (const Piece& piece : shard.shards.of_rank(rank)) {
-      std::int64_t numel = 0;
-      for (const auto& p : group.parameters) numel = p.id == piece.parameter_id ? p.numel : numel;
-      const std::vector<float> initial = initial_parameter(config.seed, piece.parameter_id, numel, group.param_dtype);
-      for (std::int64_t j = 0; j < piece.length; ++j) {
-        values[static_cast<std::size_t>(piece.shard_offset + j)] = initial[static_cast<std::size_t>(piece.parameter_offset + j)];
+  for (const GroupConfig& group : config.groups) groups_.push_back(make_group(group));
+}
+
+// A group's shard on this rank: initial parameter values, zeroed states.
+GroupShardState ShardedOptimizer::make_group(const GroupConfig& group) const {
+  const int world = communicator_.size(), rank = communicator_.rank();
+  const std::int64_t alignment = config_.fault == DriverFault::unaligned_shards ? 1 : shard_alignment(config_);
+  GroupShardState shard;
+  shard.shards = plan_group_shards(group.parameters, config_.layout, world, alignment);
+  const std::int64_t n = shard.shards.shard_elements;
+  shard.param = fixtures::HostTensor::buffer(group.param_dtype, n);
+  shard.grad = fixtures::HostTensor::buffer(group.grad_dtype, n);
+  std::vector<float> values(static_cast<std::size_t>(n), 0.0f);
+  for (const Piece& piece : shard.shards.of_rank(rank)) {
+    std::int64_t numel = 0;
+    for (const auto& p : group.parameters) numel = p.id == piece.parameter_id ? p.numel : numel;
+    const std::vector<float> initial = initial_parameter(config_.seed, piece.parameter_id, numel, group.param_dtype);
+    for (std::int64_t j = 0; j < piece.length; ++j) {
+      values[static_cast<std::size_t>(piece.shard_offset + j)] = initial[static_cast<std::size_t>(piece.parameter_offset + j)];
+    }
+  }
+  fixtures::write_logical(shard.param.view(), values);
+  shard.state = std::make_unique<OptimizerState>(config_.kind, n, Device::cpu(),
+                                                 StateOptions{config_.eight_bit, config_.blocksize, 0});
+  return shard;
+}
+
+namespace {
+
+// One parameter whole, as bytes: what a rank needs to lay it into a new group's shard.
+struct WholeParameter {
+  std::uint64_t group_id = 0;
+  std::vector<std::uint8_t> param;
+  std::vector<std::vector<std::uint8_t>> states;  // fp32 states, or 8-bit codes
+  std::vector<std::vector<std::uint8_t>> absmax;  // 8-bit: one f32 per block
+};
+
+std::vector<std::uint8_t> gather_bytes(Communicator& communicator, const void* data, std::size_t bytes) {
+  std::vector<std::uint8_t> all(bytes * static_cast<std::size_t>(communicator.size()));
+  communicator.all_gather(data, bytes, all.data());
+  return all;
+}
+
+// Copies absmax blocks, clamped to both buffers (under the unaligned-shards fault a piece may
+// start inside a block, and its blocks may run past a buffer).
+void copy_blocks(const std::vector<std::uint8_t>& source, std::int64_t from, std::uint8_t* target, std::int64_t target_blocks,
+                 std::int64_t to, std::int64_t count) {
+  count = std::min({count, static_cast<std::int64_t>(source.size() / 4) - from, target_blocks - to});
+  if (count > 0) std::memcpy(target + to * 4, source.data() + from * 4, static_cast<std::size_t>(count * 4));
+}
+
+// Copies `length` elements of `element_bytes` from element `from` of `source` to element `to` of `target`.
+void copy_elements(const std::uint8_t* source, std::int64_t from, std::uint8_t* target, std::int64_t to, std::int64_t length,
+                   std::int64_t element_bytes) {
+  std::memcpy(target + to * element_bytes, source + from * element_bytes, static_cast<std::size_t>(length * element_bytes));
+}
+
+}  // namespace
+
+void ShardedOptimizer::regroup(std::int64_t step) {
+  set_activity("step " + std::to_string(step) + ": moving parameters between groups");
+  const int world = communicator_.size(), rank = communicator_.rank();
+  const std::int64_t bs = config_.blocksize;
+  const auto blocks_of = [&](std::int64_t length) { return (length + bs - 1) / bs; };
+  // Every parameter whole on every rank, by id, from every rank's shards.
+  std::map<std::uint64_t, WholeParameter> whole;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const GroupConfig& config = config_.groups[g];
+    const GroupShardState& group = groups_[g];
+    const std::int64_t n = group.shards.shard_elements, param_bytes = dtype_storage_bytes(config.param_dtype, 1);
+    const auto params = gather_bytes(communicator_, group.param.view().data, static_cast<std::size_t>(n * param_bytes));
+    std::vector<std::vector<std::uint8_t>> states, absmax;
+    if (config_.eight_bit) {
+      for (const QuantizedState& q : group.state->quantized_states()) {
+        states.push_back(gather_bytes(communicator_, q.codes.data, static_cast<std::size_t>(n)));
+        absmax.push_back(gather_bytes(communicator_, q.absmax.data, static_cast<std::size_t>(q.absmax.numel()) * 4));
+      }
+    } else {
+      for (const TensorView& state : group.state->fp32_states()) states.push_back(gather_bytes(communicator_, state.data, static_cast<std::size_t>(n) * 4));
+    }
+    const std::int64_t absmax_per_rank = absmax.empty() ? 0 : static_cast<std::int64_t>(absmax[0].size() / 4) / world;
+    for (const auto& parameter : config.parameters) {
+      WholeParameter& w = whole[parameter.id];
+      w.group_id = config.id;
+      w.param.assign(static_cast<std::size_t>(parameter.numel * param_bytes), 0);
+      w.states.assign(states.size(), std::vector<std::uint8_t>(static_cast<std::size_t>(parameter.numel * (config_.eight_bit ? 1 : 4))));
+      w.absmax.assign(absmax.size(), std::vector<std::uint8_t>(static_cast<std::size_t>(blocks_of(parameter.numel) * 4)));
+    }
+    for (int r = 0; r < world; ++r) {
+      for (const Piece& piece : group.shards.of_rank(r)) {
+        WholeParameter& w = whole[piece.parameter_id];
+        copy_elements(params.data(), r * n + piece.shard_offset, w.param.data(), piece.parameter_offset, piece.length, param_bytes);
+        for (std::size_t k = 0; k < states.size(); ++k) {
+          copy_elements(states[k].data(), r * n + piece.shard_offset, w.states[k].data(), piece.parameter_offset, piece.length,
+                        config_.eight_bit ? 1 : 4);
+        }
+        for (std::size_t k = 0; k < absmax.size(); ++k) {  // pieces start on block boundaries
+          copy_blocks(absmax[k], r * absmax_per_rank + piece.shard_offset / bs, w.absmax[k].data(),
+                      static_cast<std::int64_t>(w.absmax[k].size() / 4), piece.parameter_offset / bs, blocks_of(piece.length));
+        }
       }
     }
-    fixtures::write_logical(shard.param.view(), values);
-    shard.state = std::make_unique<OptimizerState>(config.kind, n, Device::cpu(),
-                                                   StateOptions{config.eight_bit, config.blocksize, 0});
-    groups_.push_back(std::move(shard));
+  }
+  config_.groups = config_.regrouped;
+  groups_.clear();
+  for (const GroupConfig& config : config_.groups) {
+    GroupShardState group = make_group(config);
+    const std::int64_t param_bytes = dtype_storage_bytes(config.param_dtype, 1);
+    for (const Piece& piece : group.shards.of_rank(rank)) {
+      const WholeParameter& w = whole.at(piece.parameter_id);
+      copy_elements(w.param.data(), piece.parameter_offset, static_cast<std::uint8_t*>(group.param.view().data),
+                    piece.shard_offset, piece.length, param_bytes);
+      if (config_.fault == DriverFault::state_lost_on_regroup && w.group_id != config.id) continue;
+      if (config_.eight_bit) {
+        const auto quantized = group.state->quantized_states();
+        for (std::size_t k = 0; k < quantized.size(); ++k) {
+          copy_elements(w.states[k].data(), piece.parameter_offset, static_cast<std::uint8_t*>(quantized[k].codes.data),
+                        piece.shard_offset, piece.length, 1);
+          copy_blocks(w.absmax[k], piece.parameter_offset / bs, static_cast<std::uint8_t*>(quantized[k].absmax.data),
+                      quantized[k].absmax.numel(), piece.shard_offset / bs, blocks_of(piece.length));
+        }
+      } else {
+        const auto fp32 = group.state->fp32_states();
+        for (std::size_t k = 0; k < fp32.size(); ++k) {
+          copy_elements(w.states[k].data(), piece.parameter_offset, static_cast<std::uint8_t*>(fp32[k].data), piece.shard_offset,
+                        piece.length, 4);
+        }
+      }
+    }
+    groups_.push_back(std::move(group));
   }
 }
 
 bool ShardedOptimizer::step(std::int64_t step) {
+  if (step == config_.regroup_step) regroup(step);
   reduce_gradients(step);
   set_activity("step " + std::to_string(step) + ": agreeing on a non-finite gradient");
   bool local_nonfinite = false;

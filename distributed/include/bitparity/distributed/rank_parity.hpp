@@ -23,7 +23,8 @@ struct ParityTally {
 
 // A random configuration: 1 to 3 groups of 1 to 4 parameters with stable random ids, sizes that
 // straddle shards and blocks (and some smaller than the world), per-group hyperparameters and
-// gradient dtypes, and 1 to 9 microbatches. The same on every rank for the same arguments.
+// gradient dtypes, and 1 to 9 microbatches; in half the cases one parameter moves to another group
+// (or a new one) before step 2. The same on every rank for the same arguments.
 ShardedConfig draw_sharded_config(OptimizerKind kind, bool eight_bit, DType param_dtype, ShardLayout layout,
                                   std::uint64_t seed, int world);
 

@@ -27,11 +27,12 @@ enum class DriverFault {
   padding_not_stripped,     // gathering reads parameters where they would be without padding
   fp32_reduce_in_rank_order,// reduce-scatter of fp32 partial sums added in rank order
   stale_gradient_shard,     // the last rank steps with the previous step's gradient shard
+  state_lost_on_regroup,    // a parameter moved to another group restarts with zeroed states
 };
 inline constexpr DriverFault kDriverFaults[] = {
     DriverFault::unaligned_shards,      DriverFault::fp32_norm_in_rank_order, DriverFault::gradients_by_position,
     DriverFault::shared_key_space,      DriverFault::padding_not_stripped,    DriverFault::fp32_reduce_in_rank_order,
-    DriverFault::stale_gradient_shard};
+    DriverFault::stale_gradient_shard,  DriverFault::state_lost_on_regroup};
 std::string_view fault_name(DriverFault fault);  // the mutant name, e.g. "sharded-unaligned-shards"
 DriverFault parse_fault(std::string_view name);   // throws Error naming the choices
 std::string_view fault_description(DriverFault fault);
@@ -52,6 +53,11 @@ struct ShardedConfig {
   int microbatches = 4;  // gradient contributions per step, dealt to ranks round robin
   std::uint64_t seed = 1;
   DriverFault fault = DriverFault::none;
+  // Parameters moving between groups (param_groups edited between steps): before step
+  // `regroup_step` (0: never) the groups become `regrouped`; values and states follow each
+  // parameter by id into its new group's shards.
+  int regroup_step = 0;
+  std::vector<GroupConfig> regrouped;
 };
 
 // One group's shard on this rank after a step.
@@ -73,6 +79,8 @@ class ShardedOptimizer {
   const std::vector<GroupShardState>& groups() const { return groups_; }
 
  private:
+  GroupShardState make_group(const GroupConfig& group) const;
+  void regroup(std::int64_t step);
   void reduce_gradients(std::int64_t step);
   void step_group(std::size_t g, std::int64_t step);
   void gather_group(std::size_t g);
