@@ -141,6 +141,7 @@ MpiWorld::MpiWorld(int& argc, char**& argv, double stuck_seconds, int stuck_code
 MpiWorld::~MpiWorld() {
   watchdog_running = false;
   if (watchdog.joinable()) watchdog.join();
+  chosen_.reset();
   communicator_.reset();
   MPI_Finalize();
 }

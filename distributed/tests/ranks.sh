@@ -6,6 +6,9 @@
 #                                        every rank, must be killed
 #   ranks.sh BITPARITY mixed W DEVICE    rank 0 on DEVICE (cuda:0), the others on cpu: bitwise the
 #                                        all-CPU results; exit 77 (skipped) without a GPU
+#   ranks.sh BITPARITY communicator W NAME  P6 and P2r over the communicator NAME; nccl puts rank r on
+#                                        cuda:r and is skipped (exit 77) with fewer than W GPUs
+#   ranks.sh BITPARITY nccl-refusal W cpu  CPU ranks on NCCL are refused with exit 2 and a reason
 #   ranks.sh BITPARITY json W FILE       the JSON rows carry world_size, layout and ranks
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
 #                                        fails within the timeout, names rank 1 and leaves no process
@@ -50,6 +53,27 @@ case "$kind" in
     fi
     mpirun -np "$world" "$bin" sharded --rank-implementation "0=$arg" --steps 3 --cases 2 --seed 11 \
       || fail "the mixed world (rank 0 on $arg) differs from the all-CPU step (exit $?)"
+    ;;
+  communicator)
+    ranks=""
+    if [ "$arg" = nccl ]; then
+      last=$((world - 1))
+      if ! "$bin" list | grep -q "^  cuda:$last\$"; then
+        [ -n "$BITPARITY_REQUIRE_GPU" ] && [ "$BITPARITY_REQUIRE_GPU" != 0 ] && fail "no cuda:$last and BITPARITY_REQUIRE_GPU is set"
+        echo "skipped: NCCL at W=$world needs $world GPUs (cuda:0..cuda:$last)"; exit 77
+      fi
+      for r in $(seq 0 "$last"); do ranks="$ranks --rank-implementation $r=cuda:$r"; done
+    fi
+    mpirun -np "$world" "$bin" sharded --communicator "$arg" $ranks --steps 3 --cases 1 --seed 5 \
+      || fail "wrong elements over $arg at W=$world (exit $?)"
+    ;;
+  nccl-refusal)
+    mpirun -np "$world" "$bin" sharded --communicator nccl --implementation "$arg" >"$out" 2>"$err"
+    code=$?
+    cat "$err"
+    [ "$code" -eq 2 ] || fail "exit $code, expected 2"
+    grep -q "NCCL ranks are GPU ranks" "$err" || fail "the refusal does not say why"
+    [ "$(grep -c "^error:" "$err")" -eq 1 ] || fail "expected one error line"
     ;;
   json)
     mpirun -np "$world" "$bin" sharded --optimizer lamb --dtype bf16 --json "$arg" >"$out" 2>&1 || { cat "$out"; fail "exit $?"; }

@@ -4,6 +4,7 @@
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/mutants.hpp"
 #if BITPARITY_HAS_MPI
+#include "bitparity/distributed/communicators.hpp"
 #include "bitparity/distributed/sharded_optimizer.hpp"
 #endif
 #include "bitparity/kernels/launch.hpp"
@@ -67,6 +68,8 @@ int run_list_command() {
   std::printf("sharded layouts (--layout NAME):");
   for (auto layout : distributed::kShardLayouts) std::printf(" %s", std::string(distributed::layout_name(layout)).c_str());
   std::printf(" (P6) chunk+all_gather (P2r)");
+  std::printf("\nsharded communicators (--communicator NAME): mpi mpi-integer-sum nccl (%s)",
+              distributed::nccl_built() ? "NCCL built" : "NCCL not built: no libnccl with the CUDA toolkit");
   std::printf("\nsharded mutants (mpirun -np W bitparity sharded --mutant NAME):\n");
   for (auto fault : distributed::kDriverFaults) {
     std::printf("  %-32s %s\n", std::string(distributed::fault_name(fault)).c_str(),

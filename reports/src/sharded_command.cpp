@@ -12,6 +12,7 @@
 #include "bitparity/reports/result_file.hpp"
 #if BITPARITY_HAS_MPI
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/distributed/communicators.hpp"
 #include "sharded_plan.hpp"
 #endif
 
@@ -33,6 +34,9 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_option("--implementation", command.implementation, "cpu, cuda:N or mutant:NAME on every rank (default cpu)");
   sharded->add_option("--rank-implementation", command.rank_implementations,
                       "R=NAME: rank R runs NAME instead, e.g. 0=cuda:0 for a mixed CPU+GPU world (repeatable)");
+  sharded->add_option("--communicator", command.communicator,
+                      "mpi (exact user-defined reductions, default), mpi-integer-sum (NCCL's integer-sum reduction over "
+                      "MPI) or nccl (one GPU per rank: every rank runs cuda:N on its own GPU)");
   sharded->add_option("--steps", command.steps, "optimizer steps per P6 case (default 3)")->check(integer_in(1, 1000));
   sharded->add_option("--cases", command.cases, "random cases per row (default 1)")->check(integer_in(1, 100000));
   sharded->add_option("--seed", command.seed, "run seed (default 1)")->check(seed_value());
@@ -183,6 +187,8 @@ std::string ShardedPlan::implementation_of(int rank) const {
 
 ShardedPlan plan_sharded(const ShardedCommand& command) {
   ShardedPlan plan;
+  plan.communicator = as_usage_error([](const std::string& name) { return distributed::parse_communicator_kind(name); })(
+      command.communicator);
   for (const auto& name : command.formats) {
     if (names_optimizer(name)) throw UsageError("'" + name + "' is an optimizer, not a format; use --optimizer " + name);
   }

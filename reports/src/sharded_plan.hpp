@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bitparity/distributed/communicators.hpp"
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/distributed/shard_plan.hpp"
 #include "bitparity/distributed/sharded_optimizer.hpp"
@@ -39,6 +40,7 @@ struct ShardedPlan {
   std::vector<ShardedRowPlan> rows;
   std::string implementation;             // every rank's, unless named below
   std::map<int, std::string> rank_implementations;
+  distributed::CommunicatorKind communicator = distributed::CommunicatorKind::mpi;
   distributed::DriverFault fault = distributed::DriverFault::none;
   std::string hunted_mutant;              // a driver fault or an implementation mutant; empty: none
   Injected injected;

@@ -68,6 +68,7 @@ std::string replay_command(const ShardedRow& row, const ShardedCommand& command,
   if (p.property == "P6") text += " --steps " + std::to_string(command.steps);
   text += " --cases " + std::to_string(command.cases) + " --seed " + std::to_string(command.seed);
   if (plan.implementation != "cpu") text += " --implementation " + plan.implementation;
+  if (plan.communicator != distributed::CommunicatorKind::mpi) text += std::string(" --communicator ") + communicator_name(plan.communicator);
   for (const auto& [rank, name] : plan.rank_implementations) text += " --rank-implementation " + std::to_string(rank) + "=" + name;
   if (!command.mutant.empty()) text += " --mutant " + command.mutant;
   return text;
@@ -169,18 +170,52 @@ std::unique_ptr<fixtures::Implementation> build_implementation(const ShardedPlan
   return implementation;
 }
 
+// The communicator the rows run on. NCCL ranks are GPU ranks, each on its own GPU; every rank learns
+// of any refusal, and rank 0 prints it.
+int choose_communicator(const ShardedPlan& plan, distributed::MpiWorld& world) {
+  if (plan.communicator == distributed::CommunicatorKind::mpi) return exit_passed;
+  if (plan.communicator == distributed::CommunicatorKind::mpi_integer_sum) {
+    world.use_communicator(distributed::make_mpi_integer_sum_communicator());
+    return exit_passed;
+  }
+  distributed::set_activity("starting NCCL");
+  const fixtures::ImplementationId id = fixtures::parse_implementation_id(plan.implementation_of(world.rank()));
+  std::string problem;
+  int code = exit_passed;
+  if (id.kind != fixtures::ImplementationKind::cuda) {
+    problem = "rank " + std::to_string(world.rank()) + " runs " + id.str() +
+              ", but NCCL ranks are GPU ranks: give every rank its own cuda:N (--implementation cuda:0 for one rank, "
+              "--rank-implementation R=cuda:N for more) or use --communicator mpi";
+    code = exit_bad_input;
+  }
+  const bool refused = world.communicator().all_reduce_any(!problem.empty());
+  if (!refused) {
+    try {  // the checks inside see every rank's GPU, so every rank refuses alike
+      world.use_communicator(distributed::make_nccl_communicator(world.mpi_communicator(), id.device));
+      return exit_passed;
+    } catch (const Error& e) {
+      problem = e.what();
+      code = e.code() == ErrorCode::device_unavailable ? exit_gpu_missing : exit_bad_input;
+    }
+  }
+  const std::string finding = lowest_rank_finding(world.communicator(), problem);
+  if (world.rank() == 0) std::fprintf(stderr, "error: %s\n", finding.c_str());
+  return world.communicator().all_reduce_any(code == exit_gpu_missing) ? exit_gpu_missing : exit_bad_input;
+}
+
 }  // namespace
 
 int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, distributed::MpiWorld& world) {
   const int rank = world.rank(), size = world.size();
+  if (const int code = choose_communicator(plan, world); code != exit_passed) return code;
   int refusal_code = exit_passed;
   auto implementation = build_implementation(plan, world, refusal_code);
   if (refusal_code != exit_passed) return refusal_code;
   const std::vector<std::string> ranks = rank_implementations(plan, size);
   const bool lead = rank == 0;
   if (lead) {
-    std::printf("bitparity sharded: world of %d rank%s (%s), seed %llu, %d step%s per P6 case%s\n", size, size == 1 ? "" : "s",
-                ranks_summary(ranks).c_str(), static_cast<unsigned long long>(command.seed), command.steps,
+    std::printf("bitparity sharded: world of %d rank%s (%s) over %s, seed %llu, %d step%s per P6 case%s\n", size,
+                size == 1 ? "" : "s", ranks_summary(ranks).c_str(), communicator_name(plan.communicator), static_cast<unsigned long long>(command.seed), command.steps,
                 command.steps == 1 ? "" : "s", plan.hunted_mutant.empty() ? "" : (", mutant " + plan.hunted_mutant).c_str());
     std::printf("%-4s %-10s %-17s %-5s %-16s %5s %5s %10s %8s %8s %8s %8s\n", "prop", "entry", "target", "dtype", "layout", "ranks",
                 "cases", "elements", "wrong p", "wrong g", "wrong s", "other");
@@ -226,6 +261,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                                  {"bitparity", version_string()},
                                  {"seed", command.seed},
                                  {"world_size", size},
+                                 {"communicator", communicator_name(plan.communicator)},
                                  {"ranks", ranks},
                                  {"summary", {{"rows", rows.size()}, {"failed_rows", failed_rows}, {"wrong_elements", total_wrong}}},
                                  {"results", results}};

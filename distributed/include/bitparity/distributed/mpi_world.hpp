@@ -18,12 +18,15 @@ class MpiWorld {
   MpiWorld(const MpiWorld&) = delete;
   MpiWorld& operator=(const MpiWorld&) = delete;
 
-  Communicator& communicator() { return *communicator_; }
+  // The MPI communicator, or the one chosen with use_communicator (which may bootstrap from MPI).
+  Communicator& communicator() { return chosen_ ? *chosen_ : *communicator_; }
+  Communicator& mpi_communicator() { return *communicator_; }
+  void use_communicator(std::unique_ptr<Communicator> chosen) { chosen_ = std::move(chosen); }
   int rank() const;
   int size() const;
 
  private:
-  std::unique_ptr<Communicator> communicator_;
+  std::unique_ptr<Communicator> communicator_, chosen_;
 };
 
 // What this rank is doing now, for failure reports ("step 3: reduce-scatter of group 1").

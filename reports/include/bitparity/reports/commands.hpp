@@ -61,6 +61,7 @@ struct ShardedCommand {
   std::vector<int> state_bits;  // 32 and/or 8
   std::string implementation = "cpu";            // on every rank, unless --rank-implementation names it
   std::vector<std::string> rank_implementations;  // R=NAME: rank R runs NAME (a mixed world)
+  std::string communicator = "mpi";               // mpi, mpi-integer-sum or nccl
   int steps = 3;
   int cases = 1;
   std::uint64_t seed = 1;
