@@ -7,6 +7,7 @@
 #include "bitparity/distributed/exact_rounding.hpp"
 #include "bitparity/distributed/hyperparameter_draw.hpp"
 #include "bitparity/distributed/mpi_world.hpp"
+#include "bitparity/distributed/unsharded_optimizer.hpp"
 #include "bitparity/distributed/value_source.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
@@ -15,80 +16,6 @@
 namespace bitparity::distributed {
 
 namespace {
-
-// The unsharded run: each parameter its own tensor and state, stepped with the exactly reduced
-// gradient of all microbatches; the whole step skipped when any gradient is non-finite.
-struct UnshardedParameter {
-  ParameterSpec spec;
-  std::size_t group = 0;
-  fixtures::HostTensor param, grad;
-  std::unique_ptr<OptimizerState> state;
-};
-
-class Unsharded {
- public:
-  explicit Unsharded(const ShardedConfig& config) : config_(config) {
-    for (std::size_t g = 0; g < config.groups.size(); ++g) {
-      for (const auto& spec : config.groups[g].parameters) {
-        UnshardedParameter p;
-        p.spec = spec;
-        p.group = g;
-        p.param = fixtures::HostTensor::buffer(config.groups[g].param_dtype, spec.numel);
-        p.grad = fixtures::HostTensor::buffer(config.groups[g].grad_dtype, spec.numel);
-        fixtures::write_logical(p.param.view(), initial_parameter(config.seed, spec.id, spec.numel, config.groups[g].param_dtype));
-        p.state = std::make_unique<OptimizerState>(config.kind, spec.numel, Device::cpu(),
-                                                   StateOptions{config.eight_bit, config.blocksize, 0});
-        parameters_.push_back(std::move(p));
-      }
-    }
-  }
-
-  void step(std::int64_t step) {
-    if (step == config_.regroup_step) {
-      // Each parameter keeps its values and states and takes its new group's settings.
-      config_.groups = config_.regrouped;
-      for (auto& p : parameters_) {
-        for (std::size_t g = 0; g < config_.groups.size(); ++g) {
-          for (const auto& spec : config_.groups[g].parameters) p.group = spec.id == p.spec.id ? g : p.group;
-        }
-        p.grad = fixtures::HostTensor::buffer(config_.groups[p.group].grad_dtype, p.spec.numel);  // its new gradient dtype
-      }
-    }
-    bool nonfinite = false;
-    for (auto& p : parameters_) {
-      const DType dtype = config_.groups[p.group].grad_dtype;
-      std::vector<ExactFloatSum> sums(static_cast<std::size_t>(p.spec.numel));
-      for (int m = 0; m < config_.microbatches; ++m) {
-        const auto values = microbatch_gradient(config_.seed, step, m, p.spec.id, p.spec.numel, dtype);
-        for (std::size_t i = 0; i < values.size(); ++i) sums[i].add(values[i]);
-      }
-      std::vector<float> reduced(sums.size());
-      for (std::size_t i = 0; i < sums.size(); ++i) {
-        reduced[i] = rounded_to(sums[i], dtype);
-        nonfinite = nonfinite || !std::isfinite(reduced[i]);
-      }
-      fixtures::write_logical(p.grad.view(), reduced);
-    }
-    if (nonfinite) return;
-    for (auto& p : parameters_) {
-      Hyperparameters h = config_.groups[p.group].hyper;
-      h.step = step;
-      p.state->step(h, p.param.view(), p.grad.view());
-    }
-  }
-
-  const UnshardedParameter& parameter(std::uint64_t id) const {
-    for (const auto& p : parameters_) {
-      if (p.spec.id == id) return p;
-    }
-    throw Error(ErrorCode::invalid_argument, "no parameter " + std::to_string(id));
-  }
-  const std::vector<UnshardedParameter>& parameters() const { return parameters_; }
-
- private:
-  ShardedConfig config_;
-  std::vector<UnshardedParameter> parameters_;
-};
 
 std::uint32_t float_bits_at(const TensorView& view, std::int64_t i) {
   std::uint32_t bits;
@@ -101,7 +28,7 @@ void note_wrong(ParityTally& tally, std::int64_t& counter, const std::string& wh
   ++counter;
 }
 
-void compare_owned(const ShardedConfig& config, const GroupShardState& group, const Unsharded& unsharded, int rank,
+void compare_owned(const ShardedConfig& config, const GroupShardState& group, const UnshardedOptimizer& unsharded, int rank,
                    std::int64_t step, ParityTally& tally) {
   const auto grad_bits = fixtures::read_logical_bits(group.grad.view());
   for (const Piece& piece : group.shards.of_rank(rank)) {
@@ -211,7 +138,7 @@ ShardedConfig draw_sharded_config(OptimizerKind kind, bool eight_bit, DType para
 ParityTally run_rank_parity(const ShardedConfig& config, int steps, Communicator& communicator,
                             fixtures::Implementation& implementation) {
   ShardedOptimizer sharded(config, communicator, implementation);
-  Unsharded unsharded(config);
+  UnshardedOptimizer unsharded(config);
   ParityTally tally;
   const int rank = communicator.rank();
   for (std::int64_t step = 1; step <= steps; ++step) {

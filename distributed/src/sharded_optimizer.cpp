@@ -1,6 +1,7 @@
 #include "bitparity/distributed/sharded_optimizer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -230,8 +231,13 @@ void ShardedOptimizer::regroup(std::int64_t step) {
 }
 
 bool ShardedOptimizer::step(std::int64_t step) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); };
   if (step == config_.regroup_step) regroup(step);
+  auto start = Clock::now();
   reduce_gradients(step);
+  phases_.reduce = seconds_since(start);
+  start = Clock::now();
   set_activity("step " + std::to_string(step) + ": agreeing on a non-finite gradient");
   bool local_nonfinite = false;
   for (const auto& group : groups_) {
@@ -241,8 +247,11 @@ bool ShardedOptimizer::step(std::int64_t step) {
   if (!skip) {
     for (std::size_t g = 0; g < groups_.size(); ++g) step_group(g, step);
   }
+  phases_.step = seconds_since(start);
+  start = Clock::now();
   gathered_.clear();
   for (std::size_t g = 0; g < groups_.size(); ++g) gather_group(g);
+  phases_.gather = seconds_since(start);
   return skip;
 }
 

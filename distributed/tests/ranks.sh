@@ -9,6 +9,7 @@
 #   ranks.sh BITPARITY communicator W NAME  P6 and P2r over the communicator NAME; nccl puts rank r on
 #                                        cuda:r and is skipped (exit 77) with fewer than W GPUs
 #   ranks.sh BITPARITY nccl-refusal W cpu  CPU ranks on NCCL are refused with exit 2 and a reason
+#   ranks.sh BITPARITY benchmark W FILE  --benchmark runs every layout and writes its JSON (no timing is judged)
 #   ranks.sh BITPARITY json W FILE       the JSON rows carry world_size, layout and ranks
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
 #                                        fails within the timeout, names rank 1 and leaves no process
@@ -74,6 +75,15 @@ case "$kind" in
     [ "$code" -eq 2 ] || fail "exit $code, expected 2"
     grep -q "NCCL ranks are GPU ranks" "$err" || fail "the refusal does not say why"
     [ "$(grep -c "^error:" "$err")" -eq 1 ] || fail "expected one error line"
+    ;;
+  benchmark)
+    mpirun -np "$world" "$bin" sharded --benchmark --states 32 --states 8 --elements 5000 --steps 2 --json "$arg" >"$out" 2>&1 \
+      || { cat "$out"; fail "exit $?"; }
+    cat "$out"
+    for key in '"schema": "bitparity.sharded-benchmark/1"' '"layout": "zero-1/2"' '"layout": "zero-3"' '"layout": "per-parameter"' '"ratio": '; do
+      grep -q "$key" "$arg" || fail "$arg lacks $key"
+    done
+    [ "$(grep -c '"ratio"' "$arg")" -eq 6 ] || fail "expected 6 rows (3 layouts x fp32/8-bit)"
     ;;
   json)
     mpirun -np "$world" "$bin" sharded --optimizer lamb --dtype bf16 --json "$arg" >"$out" 2>&1 || { cat "$out"; fail "exit $?"; }

@@ -44,6 +44,11 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_option("--json", command.json, "also write the rows as JSON (rank 0, atomically)");
   sharded->add_option("--stuck-seconds", command.stuck_seconds, "a rank without progress this long fails the run (default 120)")
       ->check(seconds_in(86400));
+  sharded->add_flag("--benchmark", command.benchmark,
+                    "time the sharded step (reduce, step, gather; slowest rank) against the unsharded step of the same "
+                    "parameters for the P6 rows, instead of checking them (default selection: adam, f32)");
+  sharded->add_option("--elements", command.elements, "--benchmark: parameter elements per row (default 2^20)")
+      ->check(integer_in(1, std::int64_t{1} << 30));
   sharded->add_option("--inject-failure", command.inject_failure, "test hook RANK:HOW:STEP (HOW: throw, abort, hang, kill)")
       ->group("");
 }
@@ -205,12 +210,24 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   for (const auto& info : optimizers()) all_kinds.push_back(info.kind);
   std::vector<QuantFormat> all_formats;
   for (const auto& info : quant_formats()) all_formats.push_back(info.format);
+  if (command.benchmark) {
+    if (std::find(properties.begin(), properties.end(), "P2r") != properties.end() && !command.properties.empty()) {
+      throw UsageError("--benchmark times the P6 sharded step; drop --property P2r");
+    }
+    if (!command.formats.empty()) throw UsageError("--benchmark times optimizer steps; drop --format");
+    if (!command.mutant.empty() || command.implementation.rfind("mutant:", 0) == 0) {
+      throw UsageError("--benchmark times the real driver and implementations; drop the mutant");
+    }
+  }
   const bool named_targets = !command.optimizers.empty() || !command.formats.empty();
+  if (command.benchmark && command.optimizers.empty()) all_kinds = {OptimizerKind::adam};
   const auto kinds = command.optimizers.empty() && named_targets ? std::vector<OptimizerKind>{}
                      : chosen(command.optimizers, all_kinds, as_usage_error([](const std::string& n) { return parse_optimizer(n); }), "--optimizer");
   const auto formats = command.formats.empty() && named_targets ? std::vector<QuantFormat>{}
                        : chosen(command.formats, all_formats, as_usage_error([](const std::string& n) { return parse_quant_format(n); }), "--format");
-  const auto dtypes = chosen(command.dtypes, std::vector<DType>{DType::f32, DType::f16, DType::bf16}, parse_float_dtype, "--dtype");
+  const auto dtypes = chosen(command.dtypes,
+                             command.benchmark ? std::vector<DType>{DType::f32} : std::vector<DType>{DType::f32, DType::f16, DType::bf16},
+                             parse_float_dtype, "--dtype");
   std::vector<std::string> all_layouts;
   for (ShardLayout layout : distributed::kShardLayouts) all_layouts.emplace_back(distributed::layout_name(layout));
   all_layouts.emplace_back(kGatheredLayoutName);
@@ -275,6 +292,9 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
       for (DType dtype : dtypes) plan.rows.push_back({"P2r", OperationFamily::convert, {}, {}, dtype, {}});
     }
   }
+  if (command.benchmark) {
+    std::erase_if(plan.rows, [](const ShardedRowPlan& row) { return row.property != "P6"; });
+  }
   if (plan.rows.empty()) {
     throw UsageError("the options select no rows: P6 steps optimizers in layouts zero-1/2, zero-3 and per-parameter; "
                      "P2r runs every entry point in layout chunk+all_gather");
@@ -302,7 +322,7 @@ int run_sharded_command(const ShardedCommand& command) {
     }
   }
   try {
-    return run_sharded_rows(command, plan, world);
+    return command.benchmark ? run_sharded_benchmark_rows(command, plan, world) : run_sharded_rows(command, plan, world);
   } catch (const WriteError&) {
     throw;  // rank 0's --json could not be written: exit 3, after every rank finished its rows
   } catch (const std::exception& e) {

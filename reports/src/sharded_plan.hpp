@@ -4,6 +4,7 @@
 // UsageError here, so that no rank starts work on them.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/distributed/shard_plan.hpp"
 #include "bitparity/distributed/sharded_optimizer.hpp"
+#include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/operation_family.hpp"
 #include "bitparity/reports/commands.hpp"
 
@@ -48,6 +50,16 @@ struct ShardedPlan {
 };
 
 ShardedPlan plan_sharded(const ShardedCommand& command);
+
+std::vector<std::string> rank_implementations(const ShardedPlan& plan, int world);
+// "cpu x3" or "cuda:0, cpu x2": the ranks' implementations, runs of equal names counted.
+std::string ranks_summary(const std::vector<std::string>& names);
+// Chooses the communicator and builds this rank's implementation. Every rank learns of a refusal
+// (rank 0 printed why) and gets its exit code; exit_passed otherwise.
+int prepare_rank(const ShardedPlan& plan, distributed::MpiWorld& world, std::unique_ptr<fixtures::Implementation>& implementation);
+
+// --benchmark: the sharded step's cost against the unsharded step for the P6 rows; rank 0 prints.
+int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan& plan, distributed::MpiWorld& world);
 
 // The rows over the ranks of `world`; rank 0 prints them and writes --json. Returns the exit code.
 int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, distributed::MpiWorld& world);

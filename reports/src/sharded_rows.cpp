@@ -74,13 +74,14 @@ std::string replay_command(const ShardedRow& row, const ShardedCommand& command,
   return text;
 }
 
+}  // namespace
+
 std::vector<std::string> rank_implementations(const ShardedPlan& plan, int world) {
   std::vector<std::string> names;
   for (int r = 0; r < world; ++r) names.push_back(plan.implementation_of(r));
   return names;
 }
 
-// "cpu x3" or "cuda:0, cpu x2": the ranks' implementations, runs of equal names counted.
 std::string ranks_summary(const std::vector<std::string>& names) {
   std::string text;
   for (std::size_t i = 0; i < names.size();) {
@@ -91,6 +92,8 @@ std::string ranks_summary(const std::vector<std::string>& names) {
   }
   return text;
 }
+
+namespace {
 
 nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan,
                         const std::vector<std::string>& ranks) {
@@ -205,12 +208,17 @@ int choose_communicator(const ShardedPlan& plan, distributed::MpiWorld& world) {
 
 }  // namespace
 
-int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, distributed::MpiWorld& world) {
-  const int rank = world.rank(), size = world.size();
+int prepare_rank(const ShardedPlan& plan, distributed::MpiWorld& world, std::unique_ptr<fixtures::Implementation>& implementation) {
   if (const int code = choose_communicator(plan, world); code != exit_passed) return code;
   int refusal_code = exit_passed;
-  auto implementation = build_implementation(plan, world, refusal_code);
-  if (refusal_code != exit_passed) return refusal_code;
+  implementation = build_implementation(plan, world, refusal_code);
+  return refusal_code;
+}
+
+int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, distributed::MpiWorld& world) {
+  const int rank = world.rank(), size = world.size();
+  std::unique_ptr<fixtures::Implementation> implementation;
+  if (const int code = prepare_rank(plan, world, implementation); code != exit_passed) return code;
   const std::vector<std::string> ranks = rank_implementations(plan, size);
   const bool lead = rank == 0;
   if (lead) {

@@ -60,6 +60,14 @@ struct ShardedConfig {
   std::vector<GroupConfig> regrouped;
 };
 
+// Where this rank's last step spent its time (steady clock).
+struct StepPhaseSeconds {
+  double reduce = 0;  // backward of this rank's microbatches and the exact reduce-scatter
+  double step = 0;    // agreeing on a non-finite gradient and stepping the shards
+  double gather = 0;  // all_gather of the parameters
+  double total() const { return reduce + step + gather; }
+};
+
 // One group's shard on this rank after a step.
 struct GroupShardState {
   GroupShards shards;
@@ -77,6 +85,7 @@ class ShardedOptimizer {
   // After step(): every parameter's values as gathered on this rank, by id, as stored bits.
   std::map<std::uint64_t, std::vector<std::uint32_t>> gathered_parameters() const { return gathered_; }
   const std::vector<GroupShardState>& groups() const { return groups_; }
+  StepPhaseSeconds last_phases() const { return phases_; }
 
  private:
   GroupShardState make_group(const GroupConfig& group) const;
@@ -90,6 +99,7 @@ class ShardedOptimizer {
   fixtures::Implementation& implementation_;
   std::vector<GroupShardState> groups_;
   std::map<std::uint64_t, std::vector<std::uint32_t>> gathered_;
+  StepPhaseSeconds phases_;
 };
 
 // The alignment of shard boundaries and parameter starts for a configuration (its block size for

@@ -69,6 +69,8 @@ struct ShardedCommand {
   std::string json;             // rows as JSON (written by rank 0, atomically)
   double stuck_seconds = 120;   // a rank with no progress for this long fails the run
   std::string inject_failure;   // test hook RANK:HOW:STEP, HOW = throw, abort, hang or kill
+  bool benchmark = false;       // time the sharded step against the unsharded one instead of checking
+  std::int64_t elements = 1 << 20;  // --benchmark: parameter elements per row
 };
 
 void add_check_command(CLI::App& app, CheckCommand& command);
