@@ -60,7 +60,10 @@ case "$kind" in
     if [ "$arg" = nccl ]; then
       last=$((world - 1))
       if ! "$bin" list | grep -q "^  cuda:$last\$"; then
-        [ -n "$BITPARITY_REQUIRE_GPU" ] && [ "$BITPARITY_REQUIRE_GPU" != 0 ] && fail "no cuda:$last and BITPARITY_REQUIRE_GPU is set"
+        # BITPARITY_REQUIRE_GPU demands a GPU, not several: fewer GPUs than ranks is a skip.
+        if [ -n "$BITPARITY_REQUIRE_GPU" ] && [ "$BITPARITY_REQUIRE_GPU" != 0 ] && ! "$bin" list | grep -q "^  cuda:0\$"; then
+          fail "no GPU and BITPARITY_REQUIRE_GPU is set"
+        fi
         echo "skipped: NCCL at W=$world needs $world GPUs (cuda:0..cuda:$last)"; exit 77
       fi
       for r in $(seq 0 "$last"); do ranks="$ranks --rank-implementation $r=cuda:$r"; done
