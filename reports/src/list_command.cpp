@@ -5,6 +5,7 @@
 #include "bitparity/fixtures/mutants.hpp"
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/communicators.hpp"
+#include "bitparity/distributed/quant_storage.hpp"
 #include "bitparity/distributed/sharded_optimizer.hpp"
 #endif
 #include "bitparity/kernels/launch.hpp"
@@ -64,16 +65,24 @@ int run_list_command() {
 #if BITPARITY_HAS_MPI
   std::printf("sharded properties (mpirun -np W bitparity sharded --property NAME):\n"
               "  P6   rank parity: sharded step + all_gather bitwise the unsharded step; gradients and states by id (seed 002)\n"
-              "  P2r  seed 000: tensors chunked over the ranks, all-gathered, used through non-contiguous views\n");
+              "  P2r  seed 000: tensors chunked over the ranks, all-gathered, used through non-contiguous views\n"
+              "  P10  quantized storage: packed codes in u8/f16/bf16/f32 quant_storage sharded as FSDP does and regathered "
+              "bytewise, dequantized bitwise unchanged\n");
   std::printf("sharded layouts (--layout NAME):");
   for (auto layout : distributed::kShardLayouts) std::printf(" %s", std::string(distributed::layout_name(layout)).c_str());
   std::printf(" (P6) chunk+all_gather (P2r)");
+  for (auto layout : distributed::kStorageLayouts) std::printf(" %s", std::string(distributed::storage_layout_name(layout)).c_str());
+  std::printf(" (P10)");
   std::printf("\nsharded communicators (--communicator NAME): mpi mpi-integer-sum nccl (%s)",
               distributed::nccl_built() ? "NCCL built" : "NCCL not built: no libnccl with the CUDA toolkit");
   std::printf("\nsharded mutants (mpirun -np W bitparity sharded --mutant NAME):\n");
   for (auto fault : distributed::kDriverFaults) {
     std::printf("  %-32s %s\n", std::string(distributed::fault_name(fault)).c_str(),
                 std::string(distributed::fault_description(fault)).c_str());
+  }
+  for (auto fault : distributed::kStorageFaults) {
+    std::printf("  %-32s %s (P10)\n", std::string(distributed::storage_fault_name(fault)).c_str(),
+                std::string(distributed::storage_fault_description(fault)).c_str());
   }
 #else
   std::printf("sharded: not built (no Open MPI found; ./scripts/install-deps installs it)\n");

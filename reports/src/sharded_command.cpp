@@ -23,12 +23,14 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
       "sharded", "multi-rank properties over the ranks of `mpirun -np W`: P6 rank parity (ZeRO-1/2, ZeRO-3, per-parameter "
                  "sharded steps against the unsharded step, gradients and states checked by parameter id) and P2r (tensors "
                  "chunked over the ranks, all-gathered and used through non-contiguous views)");
-  sharded->add_option("--property", command.properties, "P6 or P2r (repeatable; default both)");
+  sharded->add_option("--property", command.properties, "P6, P2r or P10 (repeatable; default all three)");
   sharded->add_option("--optimizer", command.optimizers, "only these optimizers (repeatable)");
   sharded->add_option("--format", command.formats, "only these quantization formats, P2r (repeatable)");
-  sharded->add_option("--dtype", command.dtypes, "parameter dtypes: f32, f16, bf16 (repeatable; default all)");
+  sharded->add_option("--dtype", command.dtypes, "parameter (P10: compute) dtypes: f32, f16, bf16 (repeatable; default all)");
+  sharded->add_option("--storage", command.storages, "P10 quant_storage dtypes: u8, f16, bf16, f32 (repeatable; default all)");
   sharded->add_option("--layout", command.layouts,
-                      "zero-1/2, zero-3, per-parameter (P6) or chunk+all_gather (P2r) (repeatable; default all)");
+                      "zero-1/2, zero-3, per-parameter (P6), chunk+all_gather (P2r), fsdp1-flat or fsdp2-dim0 (P10) "
+                      "(repeatable; default all)");
   sharded->add_option("--states", command.state_bits, "32 (fp32 states) or 8 (8-bit states) (repeatable; default both)")
       ->check(CLI::IsMember({32, 8}));
   sharded->add_option("--implementation", command.implementation, "cpu, cuda:N or mutant:NAME on every rank (default cpu)");
@@ -40,7 +42,8 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_option("--steps", command.steps, "optimizer steps per P6 case (default 3)")->check(integer_in(1, 1000));
   sharded->add_option("--cases", command.cases, "random cases per row (default 1)")->check(integer_in(1, 100000));
   sharded->add_option("--seed", command.seed, "run seed (default 1)")->check(seed_value());
-  sharded->add_option("--mutant", command.mutant, "run with a driver fault (sharded-*; `bitparity list`): exit 0 when killed");
+  sharded->add_option("--mutant", command.mutant,
+                      "run with a driver fault (sharded-*) or a storage fault (storage-*; `bitparity list`): exit 0 when killed");
   sharded->add_option("--json", command.json, "also write the rows as JSON (rank 0, atomically)");
   sharded->add_option("--stuck-seconds", command.stuck_seconds, "a rank without progress this long fails the run (default 120)")
       ->check(seconds_in(86400));
@@ -156,6 +159,7 @@ std::map<int, std::string> parse_rank_implementations(const std::vector<std::str
 }  // namespace
 
 std::string ShardedRowPlan::entry() const {
+  if (property == "P10") return "storage";
   switch (family) {
     case OperationFamily::optimizer_step: return "fp32 step";
     case OperationFamily::optimizer8_step: return "8-bit step";
@@ -167,12 +171,14 @@ std::string ShardedRowPlan::entry() const {
 }
 
 std::string ShardedRowPlan::target() const {
+  if (property == "P10") return std::string(quant_format_info(format).name) + "@" + dtype_name(storage);
   if (family == OperationFamily::convert) return "-";
   if (family == OperationFamily::quantize || family == OperationFamily::dequantize) return std::string(quant_format_info(format).name);
   return std::string(optimizer_info(kind).name);
 }
 
 std::string ShardedRowPlan::layout_name() const {
+  if (property == "P10") return std::string(distributed::storage_layout_name(storage_layout));
   return property == "P6" ? std::string(distributed::layout_name(layout)) : kGatheredLayoutName;
 }
 
@@ -200,9 +206,10 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   for (const auto& name : command.optimizers) {
     if (names_format(name)) throw UsageError("'" + name + "' is a format, not an optimizer; use --format " + name);
   }
-  const auto properties = chosen(command.properties, std::vector<std::string>{"P6", "P2r"}, [](const std::string& name) {
-    if (name != "P6" && name != "P2r") {
-      throw UsageError("unknown sharded property '" + name + "'; use P6 (rank parity) or P2r (chunk + all_gather views)");
+  const auto properties = chosen(command.properties, std::vector<std::string>{"P6", "P2r", "P10"}, [](const std::string& name) {
+    if (name != "P6" && name != "P2r" && name != "P10") {
+      throw UsageError("unknown sharded property '" + name +
+                       "'; use P6 (rank parity), P2r (chunk + all_gather views) or P10 (quantized storage through sharding)");
     }
     return name;
   }, "--property");
@@ -231,12 +238,21 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   std::vector<std::string> all_layouts;
   for (ShardLayout layout : distributed::kShardLayouts) all_layouts.emplace_back(distributed::layout_name(layout));
   all_layouts.emplace_back(kGatheredLayoutName);
+  for (auto layout : distributed::kStorageLayouts) all_layouts.emplace_back(distributed::storage_layout_name(layout));
   const auto layouts = chosen(command.layouts, all_layouts, [&](const std::string& name) {
     if (std::find(all_layouts.begin(), all_layouts.end(), name) == all_layouts.end()) {
-      throw UsageError("unknown layout '" + name + "'; use zero-1/2, zero-3 or per-parameter (P6), or chunk+all_gather (P2r)");
+      throw UsageError("unknown layout '" + name +
+                       "'; use zero-1/2, zero-3 or per-parameter (P6), chunk+all_gather (P2r), or fsdp1-flat or fsdp2-dim0 (P10)");
     }
     return name;
   }, "--layout");
+  const auto storages = chosen(command.storages, std::vector<DType>(std::begin(distributed::kStorageDTypes), std::end(distributed::kStorageDTypes)),
+                               [](const std::string& name) {
+                                 for (DType dtype : distributed::kStorageDTypes) {
+                                   if (name == dtype_name(dtype)) return dtype;
+                                 }
+                                 throw UsageError("unknown quant_storage dtype '" + name + "'; use u8, f16, bf16 or f32");
+                               }, "--storage");
   const std::vector<int> bits = command.state_bits.empty() ? std::vector<int>{32, 8} : command.state_bits;
   if (command.state_bits == std::vector<int>{8} && !kinds.empty() &&
       std::none_of(kinds.begin(), kinds.end(), [](OptimizerKind k) { return has_8bit_variant(k); })) {
@@ -244,7 +260,11 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   }
   if (!command.mutant.empty()) {
     try {
-      plan.fault = distributed::parse_fault(command.mutant);
+      if (distributed::is_storage_fault_name(command.mutant)) {
+        plan.storage_fault = distributed::parse_storage_fault(command.mutant);
+      } else {
+        plan.fault = distributed::parse_fault(command.mutant);
+      }
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
@@ -282,6 +302,21 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
       }
     }
   }
+  if (wanted_property("P10")) {
+    for (QuantFormat format : formats) {
+      for (DType storage : storages) {
+        for (DType dtype : dtypes) {
+          for (auto layout : distributed::kStorageLayouts) {
+            if (!wanted(std::string(distributed::storage_layout_name(layout)))) continue;
+            ShardedRowPlan row{"P10", OperationFamily::dequantize, {}, format, dtype, {}};
+            row.storage = storage;
+            row.storage_layout = layout;
+            plan.rows.push_back(row);
+          }
+        }
+      }
+    }
+  }
   if (wanted_property("P2r") && wanted(kGatheredLayoutName)) {
     for (QuantFormat format : formats) {
       for (OperationFamily family : {OperationFamily::quantize, OperationFamily::dequantize}) {
@@ -297,11 +332,15 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   }
   if (plan.rows.empty()) {
     throw UsageError("the options select no rows: P6 steps optimizers in layouts zero-1/2, zero-3 and per-parameter; "
-                     "P2r runs every entry point in layout chunk+all_gather");
+                     "P2r runs every entry point in layout chunk+all_gather; P10 stores formats in layouts fsdp1-flat and fsdp2-dim0");
   }
   if (plan.fault != distributed::DriverFault::none &&
       std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P6"; })) {
     throw UsageError("--mutant " + command.mutant + " is a fault of the sharded driver, which only P6 runs; add --property P6");
+  }
+  if (plan.storage_fault != distributed::StorageFault::none &&
+      std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P10"; })) {
+    throw UsageError("--mutant " + command.mutant + " is a fault of quantized storage, which only P10 runs; add --property P10");
   }
   return plan;
 }

@@ -10,6 +10,7 @@
 
 #include "bitparity/distributed/communicators.hpp"
 #include "bitparity/distributed/mpi_world.hpp"
+#include "bitparity/distributed/quant_storage.hpp"
 #include "bitparity/distributed/shard_plan.hpp"
 #include "bitparity/distributed/sharded_optimizer.hpp"
 #include "bitparity/fixtures/implementation.hpp"
@@ -21,12 +22,14 @@ namespace bitparity::reports {
 inline constexpr const char* kGatheredLayoutName = "chunk+all_gather";  // the P2r rows' layout
 
 struct ShardedRowPlan {
-  std::string property;  // "P6" (rank parity and seed 002) or "P2r" (seed 000 over real ranks)
+  std::string property;  // "P6" (rank parity and seed 002), "P2r" (seed 000 over real ranks), "P10" (quant storage)
   fixtures::OperationFamily family = fixtures::OperationFamily::optimizer_step;
   OptimizerKind kind = OptimizerKind::adam;
   QuantFormat format = QuantFormat::dynamic8_signed;
   DType dtype = DType::f32;
   distributed::ShardLayout layout = distributed::ShardLayout::zero12;  // P6 only
+  DType storage = DType::u8;                                          // P10 only: quant_storage (dtype: compute)
+  distributed::StorageLayout storage_layout = distributed::StorageLayout::fsdp1_flat;  // P10 only
   std::string entry() const;   // "fp32 step", "8-bit step", "quantize", "dequantize", "convert"
   std::string target() const;  // the optimizer or format ("-" for convert)
   std::string layout_name() const;
@@ -44,6 +47,7 @@ struct ShardedPlan {
   std::map<int, std::string> rank_implementations;
   distributed::CommunicatorKind communicator = distributed::CommunicatorKind::mpi;
   distributed::DriverFault fault = distributed::DriverFault::none;
+  distributed::StorageFault storage_fault = distributed::StorageFault::none;
   std::string hunted_mutant;              // a driver fault or an implementation mutant; empty: none
   Injected injected;
   std::string implementation_of(int rank) const;

@@ -8,6 +8,7 @@
 
 #include "bitparity/distributed/gathered_layout.hpp"
 #include "bitparity/distributed/rank_parity.hpp"
+#include "bitparity/distributed/storage_parity.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/reports/errors.hpp"
@@ -24,9 +25,12 @@ struct ShardedRow {
   const ShardedRowPlan* plan = nullptr;
   int cases = 0;
   std::int64_t checked = 0, wrong_parameters = 0, wrong_gradients = 0, wrong_states = 0;  // P6
-  std::int64_t wrong_elements = 0, refused = 0, disagreeing_ranks = 0;                  // P2r
+  std::int64_t wrong_elements = 0, refused = 0, disagreeing_ranks = 0;                  // P2r (P10: dequantized)
+  std::int64_t wrong_bytes = 0;                                                          // P10: storage and absmax
   std::string counterexample;  // the lowest rank's first finding
-  std::int64_t wrong() const { return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + disagreeing_ranks; }
+  std::int64_t wrong() const {
+    return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + disagreeing_ranks + wrong_bytes;
+  }
 };
 
 void fail_on_purpose(const Injected& injected) {
@@ -59,7 +63,9 @@ std::string lowest_rank_finding(distributed::Communicator& communicator, const s
 std::string replay_command(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan, int world) {
   const ShardedRowPlan& p = *row.plan;
   std::string text = "mpirun -np " + std::to_string(world) + " bitparity sharded --property " + p.property;
-  if (p.family == fixtures::OperationFamily::quantize || p.family == fixtures::OperationFamily::dequantize) {
+  if (p.property == "P10") {
+    text += " --format " + std::string(quant_format_info(p.format).name) + " --storage " + dtype_name(p.storage);
+  } else if (p.family == fixtures::OperationFamily::quantize || p.family == fixtures::OperationFamily::dequantize) {
     text += " --format " + p.target();
   } else if (p.family != fixtures::OperationFamily::convert) {
     text += " --optimizer " + p.target() + " --states " + (p.family == fixtures::OperationFamily::optimizer8_step ? "8" : "32");
@@ -108,6 +114,10 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
     entry["wrong_parameters"] = row.wrong_parameters;
     entry["wrong_gradients"] = row.wrong_gradients;
     entry["wrong_states"] = row.wrong_states;
+  } else if (p.property == "P10") {
+    entry["storage"] = dtype_name(p.storage);
+    entry["wrong_bytes"] = row.wrong_bytes;
+    entry["wrong_dequantized"] = row.wrong_elements;
   } else {
     entry["refused_views"] = row.refused;
     entry["disagreeing_ranks"] = row.disagreeing_ranks;
@@ -136,6 +146,14 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
       row.wrong_parameters += tally.wrong_parameters;
       row.wrong_gradients += tally.wrong_gradients;
       row.wrong_states += tally.wrong_states;
+      row.checked += tally.checked;
+      if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
+    } else if (p.property == "P10") {
+      const distributed::StorageTarget target{p.format, p.storage, p.dtype, p.storage_layout};
+      const distributed::StorageTally tally =
+          distributed::run_storage_parity(target, seed, world.communicator(), implementation, plan.storage_fault);
+      row.wrong_elements += tally.wrong_dequantized;
+      row.wrong_bytes += tally.wrong_bytes;
       row.checked += tally.checked;
       if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
     } else {
@@ -238,7 +256,10 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     if (lead) {
       // P2r's wrong elements go in "wrong p" (the entry point's outputs); "other": disagreeing ranks
       // (P2r) and views refused with an error (not wrong, shown as r=N).
-      std::string other = p.property == "P6" ? "-" : std::to_string(row.disagreeing_ranks);
+      // P10: wrong dequantized elements in "wrong p", wrong storage and absmax bytes in "other" (b=N).
+      std::string other = p.property == "P6" ? "-"
+                          : p.property == "P10" ? "b=" + std::to_string(row.wrong_bytes)
+                                                : std::to_string(row.disagreeing_ranks);
       if (row.refused > 0) other += " r=" + std::to_string(row.refused);
       std::printf("%-4s %-10s %-17s %-5s %-16s %5d %5d %10lld %8lld %8s %8s %8s\n", p.property.c_str(), p.entry().c_str(),
                   p.target().c_str(), dtype_name(p.dtype), p.layout_name().c_str(), size, row.cases,

@@ -1,0 +1,34 @@
+#pragma once
+// P10: quantized storage through sharding. A weight is quantized by the implementation under test,
+// its packed codes stored in a quant_storage dtype (with byte patterns that are NaN, infinite or
+// subnormal in that dtype written over some of them: every byte is a valid code), sharded as FSDP
+// does over the real ranks and all-gathered. The regathered storage and absmax must be bytewise the
+// originals, and their dequantized weights (by the implementation) bitwise unchanged, on every rank.
+#include <cstdint>
+#include <string>
+
+#include "bitparity/distributed/quant_storage.hpp"
+#include "bitparity/fixtures/implementation.hpp"
+
+namespace bitparity::distributed {
+
+struct StorageTarget {
+  QuantFormat format = QuantFormat::nf4;
+  DType storage_dtype = DType::u8;
+  DType compute_dtype = DType::f32;
+  StorageLayout layout = StorageLayout::fsdp1_flat;
+};
+
+struct StorageTally {
+  std::int64_t wrong_bytes = 0;        // storage and absmax bytes unlike the originals (summed over ranks)
+  std::int64_t wrong_dequantized = 0;  // dequantized elements unlike the original's (summed over ranks)
+  std::int64_t checked = 0;            // bytes and elements compared (summed over ranks)
+  std::string first_wrong;             // this rank's first finding
+  std::int64_t wrong() const { return wrong_bytes + wrong_dequantized; }
+};
+
+// One drawn case, the same on every rank for the same seed and world size.
+StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed, Communicator& communicator,
+                                fixtures::Implementation& implementation, StorageFault fault);
+
+}  // namespace bitparity::distributed
