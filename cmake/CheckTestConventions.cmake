@@ -1,13 +1,13 @@
 cmake_policy(VERSION 3.25)
 # Run by ctest (ctest_conventions) in the build folder: every registered test has a TIMEOUT and
-# exactly the labels the project knows (cpu, gpu, slow, fuzz, mpi, nccl, corpus).
+# exactly the labels the project knows (cpu, gpu, slow, fuzz, mpi, nccl, corpus, python).
 execute_process(COMMAND ${CMAKE_CTEST_COMMAND} --show-only=json-v1 WORKING_DIRECTORY ${BUILD_DIR}
                 OUTPUT_VARIABLE listing RESULT_VARIABLE failed)
 if(failed)
   message(FATAL_ERROR "ctest --show-only failed")
 endif()
 string(JSON count LENGTH "${listing}" tests)
-set(known cpu gpu slow fuzz mpi nccl corpus)
+set(known cpu gpu slow fuzz mpi nccl corpus python)
 set(problems "")
 math(EXPR last "${count} - 1")
 foreach(i RANGE ${last})
@@ -32,6 +32,17 @@ foreach(i RANGE ${last})
   if(timeout STREQUAL "" OR timeout LESS_EQUAL 0)
     string(APPEND problems "\n  ${name}: no TIMEOUT")
   endif()
+  # Tests registered with several labels keep all of them (a one-value LABEL keyword once kept only
+  # the first: the mixed world and NCCL tests lost "gpu", the every-optimizer resume lost "slow").
+  foreach(expected "sharded_mixed_world_cuda0:gpu" "sharded_nccl_w1:nccl" "sharded_nccl_w2:gpu"
+                   "sharded_resume_all_pairs_every_optimizer_w8:slow" "safetensors_interchange_python:python")
+    string(REPLACE ":" ";" expected "${expected}")
+    list(GET expected 0 expected_test)
+    list(GET expected 1 expected_label)
+    if(name STREQUAL expected_test AND NOT labels MATCHES "\"${expected_label}\"")
+      string(APPEND problems "\n  ${name}: lost its label ${expected_label} (labels ${labels})")
+    endif()
+  endforeach()
   if(labels STREQUAL "" OR labels STREQUAL "[]")
     string(APPEND problems "\n  ${name}: no label")
   else()

@@ -2,18 +2,19 @@
 # or fuzz (time-budgeted searches). A ctest checks this convention (ctest_conventions).
 set(BITPARITY_DEFAULT_TIMEOUT 300 CACHE STRING "TIMEOUT in seconds of a test that names none")
 
-# bitparity_gtest(target LABEL label [TIMEOUT seconds]): discovers the gtest cases of `target`.
+# LABEL takes one label or several ("mpi;gpu"): it is a multi-value keyword, so none is dropped.
+# bitparity_gtest(target LABEL label... [TIMEOUT seconds]): discovers the gtest cases of `target`.
 function(bitparity_gtest target)
-  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "LABEL" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT ${BITPARITY_DEFAULT_TIMEOUT})
   endif()
-  gtest_discover_tests(${target} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${target} PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT} DISCOVERY_TIMEOUT 60)
 endfunction()
 
 # bitparity_test(name LABEL label [TIMEOUT seconds] COMMAND ...): a plain command as a test.
 function(bitparity_test name)
-  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT;WORKING_DIRECTORY;SKIP_RETURN_CODE" "COMMAND" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;WORKING_DIRECTORY;SKIP_RETURN_CODE" "LABEL;COMMAND" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT ${BITPARITY_DEFAULT_TIMEOUT})
   endif()

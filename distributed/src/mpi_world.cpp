@@ -50,7 +50,9 @@ void merge_square_sums(void* in, void* inout, int* count, MPI_Datatype*) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator() {
+  explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
     check(MPI_Type_contiguous(sizeof(ExactFloatSum), MPI_BYTE, &float_sum_type_), "MPI_Type_contiguous");
     check(MPI_Type_commit(&float_sum_type_), "MPI_Type_commit");
     check(MPI_Type_contiguous(sizeof(ExactSquareSum), MPI_BYTE, &square_sum_type_), "MPI_Type_contiguous");
@@ -64,41 +66,44 @@ class MpiCommunicator final : public Communicator {
     MPI_Op_free(&merge_square_op_);
     MPI_Type_free(&float_sum_type_);
     MPI_Type_free(&square_sum_type_);
+    if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
   }
-  int rank() const override { return world_rank; }
-  int size() const override { return world_size; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
   void all_gather(const void* send, std::size_t bytes_per_rank, void* receive) override {
     const int count = checked_count(bytes_per_rank, "all_gather");
-    check(MPI_Allgather(send, count, MPI_BYTE, receive, count, MPI_BYTE, MPI_COMM_WORLD), "MPI_Allgather");
+    check(MPI_Allgather(send, count, MPI_BYTE, receive, count, MPI_BYTE, comm_), "MPI_Allgather");
   }
   void reduce_scatter(const ExactFloatSum* send, ExactFloatSum* receive, std::size_t count) override {
     check(MPI_Reduce_scatter_block(send, receive, checked_count(count, "reduce_scatter"), float_sum_type_, merge_float_op_,
-                                   MPI_COMM_WORLD),
+                                   comm_),
           "MPI_Reduce_scatter_block");
   }
   void all_reduce(ExactSquareSum* values, std::size_t count) override {
     check(MPI_Allreduce(MPI_IN_PLACE, values, checked_count(count, "all_reduce"), square_sum_type_, merge_square_op_,
-                        MPI_COMM_WORLD),
+                        comm_),
           "MPI_Allreduce");
   }
   std::int64_t all_reduce_sum(std::int64_t value) override {
     long long total = 0, mine = value;
-    check(MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+    check(MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, comm_), "MPI_Allreduce");
     return total;
   }
   bool all_reduce_any(bool value) override {
     int any = 0, mine = value ? 1 : 0;
-    check(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD), "MPI_Allreduce");
+    check(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, comm_), "MPI_Allreduce");
     return any != 0;
   }
   void broadcast(void* data, std::size_t bytes, int root) override {
-    check(MPI_Bcast(data, checked_count(bytes, "broadcast"), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+    check(MPI_Bcast(data, checked_count(bytes, "broadcast"), MPI_BYTE, root, comm_), "MPI_Bcast");
   }
-  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+  void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
  private:
   MPI_Datatype float_sum_type_ = MPI_DATATYPE_NULL, square_sum_type_ = MPI_DATATYPE_NULL;
   MPI_Op merge_float_op_ = MPI_OP_NULL, merge_square_op_ = MPI_OP_NULL;
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
 };
 
 std::atomic<bool> watchdog_running{false};
@@ -147,6 +152,14 @@ MpiWorld::~MpiWorld() {
 }
 
 int MpiWorld::rank() const { return world_rank; }
+
+std::unique_ptr<Communicator> MpiWorld::first_ranks(int count) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check(MPI_Comm_split(MPI_COMM_WORLD, world_rank < count ? 0 : MPI_UNDEFINED, world_rank, &comm), "MPI_Comm_split");
+  if (comm == MPI_COMM_NULL) return nullptr;
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  return std::make_unique<MpiCommunicator>(comm);
+}
 int MpiWorld::size() const { return world_size; }
 
 void set_activity(std::string now) {

@@ -28,6 +28,8 @@ void note_wrong(ParityTally& tally, std::int64_t& counter, const std::string& wh
   ++counter;
 }
 
+}  // namespace
+
 void compare_owned(const ShardedConfig& config, const GroupShardState& group, const UnshardedOptimizer& unsharded, int rank,
                    std::int64_t step, ParityTally& tally) {
   const auto grad_bits = fixtures::read_logical_bits(group.grad.view());
@@ -73,7 +75,19 @@ void compare_owned(const ShardedConfig& config, const GroupShardState& group, co
   }
 }
 
-}  // namespace
+void compare_gathered(const ShardedOptimizer& sharded, const UnshardedOptimizer& unsharded, int rank, std::int64_t step,
+                      ParityTally& tally) {
+  for (const auto& [id, bits] : sharded.gathered_parameters()) {
+    const auto reference = fixtures::read_logical_bits(unsharded.parameter(id).param.view());
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+      ++tally.checked;
+      if (bits[i] != reference[i]) {
+        note_wrong(tally, tally.wrong_parameters, "step " + std::to_string(step) + ", parameter " + std::to_string(id) +
+                                                      " element " + std::to_string(i) + " gathered on rank " + std::to_string(rank));
+      }
+    }
+  }
+}
 
 ShardedConfig draw_sharded_config(OptimizerKind kind, bool eight_bit, DType param_dtype, ShardLayout layout,
                                   std::uint64_t seed, int world) {
@@ -146,16 +160,7 @@ ParityTally run_rank_parity(const ShardedConfig& config, int steps, Communicator
     set_activity("step " + std::to_string(step) + ": unsharded step and comparison");
     unsharded.step(step);
     tally.skipped_steps += skipped ? 1 : 0;
-    for (const auto& [id, bits] : sharded.gathered_parameters()) {
-      const auto reference = fixtures::read_logical_bits(unsharded.parameter(id).param.view());
-      for (std::size_t i = 0; i < reference.size(); ++i) {
-        ++tally.checked;
-        if (bits[i] != reference[i]) {
-          note_wrong(tally, tally.wrong_parameters, "step " + std::to_string(step) + ", parameter " + std::to_string(id) +
-                                                        " element " + std::to_string(i) + " gathered on rank " + std::to_string(rank));
-        }
-      }
-    }
+    compare_gathered(sharded, unsharded, rank, step, tally);
     for (const auto& group : sharded.groups()) compare_owned(config, group, unsharded, rank, step, tally);
   }
   set_activity("summing the wrong elements of every rank");

@@ -126,14 +126,6 @@ GroupShardState ShardedOptimizer::make_group(const GroupConfig& group) const {
 
 namespace {
 
-// One parameter whole, as bytes: what a rank needs to lay it into a new group's shard.
-struct WholeParameter {
-  std::uint64_t group_id = 0;
-  std::vector<std::uint8_t> param;
-  std::vector<std::vector<std::uint8_t>> states;  // fp32 states, or 8-bit codes
-  std::vector<std::vector<std::uint8_t>> absmax;  // 8-bit: one f32 per block
-};
-
 std::vector<std::uint8_t> gather_bytes(Communicator& communicator, const void* data, std::size_t bytes) {
   std::vector<std::uint8_t> all(bytes * static_cast<std::size_t>(communicator.size()));
   communicator.all_gather(data, bytes, all.data());
@@ -156,17 +148,16 @@ void copy_elements(const std::uint8_t* source, std::int64_t from, std::uint8_t* 
 
 }  // namespace
 
-void ShardedOptimizer::regroup(std::int64_t step) {
-  set_activity("step " + std::to_string(step) + ": moving parameters between groups");
-  const int world = communicator_.size(), rank = communicator_.rank();
+WholeParameters ShardedOptimizer::whole_parameters(bool keep_padding) {
+  const int world = communicator_.size();
   const std::int64_t bs = config_.blocksize;
   const auto blocks_of = [&](std::int64_t length) { return (length + bs - 1) / bs; };
-  // Every parameter whole on every rank, by id, from every rank's shards.
-  std::map<std::uint64_t, WholeParameter> whole;
+  WholeParameters whole;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const GroupConfig& config = config_.groups[g];
     const GroupShardState& group = groups_[g];
     const std::int64_t n = group.shards.shard_elements, param_bytes = dtype_storage_bytes(config.param_dtype, 1);
+    const std::int64_t state_bytes = config_.eight_bit ? 1 : 4;
     const auto params = gather_bytes(communicator_, group.param.view().data, static_cast<std::size_t>(n * param_bytes));
     std::vector<std::vector<std::uint8_t>> states, absmax;
     if (config_.eight_bit) {
@@ -182,16 +173,31 @@ void ShardedOptimizer::regroup(std::int64_t step) {
       WholeParameter& w = whole[parameter.id];
       w.group_id = config.id;
       w.param.assign(static_cast<std::size_t>(parameter.numel * param_bytes), 0);
-      w.states.assign(states.size(), std::vector<std::uint8_t>(static_cast<std::size_t>(parameter.numel * (config_.eight_bit ? 1 : 4))));
+      w.states.assign(states.size(), std::vector<std::uint8_t>(static_cast<std::size_t>(parameter.numel * state_bytes)));
       w.absmax.assign(absmax.size(), std::vector<std::uint8_t>(static_cast<std::size_t>(blocks_of(parameter.numel) * 4)));
+    }
+    if (keep_padding) {
+      // The fault: the gathered shards cut into parameters by their sizes alone, so padding and
+      // other parameters' pieces are read as this parameter's elements.
+      std::int64_t start = 0;
+      for (const auto& parameter : config.parameters) {
+        WholeParameter& w = whole[parameter.id];
+        const std::int64_t length = std::min(parameter.numel, world * n - start);
+        copy_elements(params.data(), start, w.param.data(), 0, length, param_bytes);
+        for (std::size_t k = 0; k < states.size(); ++k) copy_elements(states[k].data(), start, w.states[k].data(), 0, length, state_bytes);
+        for (std::size_t k = 0; k < absmax.size(); ++k) {
+          copy_blocks(absmax[k], start / bs, w.absmax[k].data(), static_cast<std::int64_t>(w.absmax[k].size() / 4), 0, blocks_of(length));
+        }
+        start += parameter.numel;
+      }
+      continue;
     }
     for (int r = 0; r < world; ++r) {
       for (const Piece& piece : group.shards.of_rank(r)) {
         WholeParameter& w = whole[piece.parameter_id];
         copy_elements(params.data(), r * n + piece.shard_offset, w.param.data(), piece.parameter_offset, piece.length, param_bytes);
         for (std::size_t k = 0; k < states.size(); ++k) {
-          copy_elements(states[k].data(), r * n + piece.shard_offset, w.states[k].data(), piece.parameter_offset, piece.length,
-                        config_.eight_bit ? 1 : 4);
+          copy_elements(states[k].data(), r * n + piece.shard_offset, w.states[k].data(), piece.parameter_offset, piece.length, state_bytes);
         }
         for (std::size_t k = 0; k < absmax.size(); ++k) {  // pieces start on block boundaries
           copy_blocks(absmax[k], r * absmax_per_rank + piece.shard_offset / bs, w.absmax[k].data(),
@@ -200,7 +206,13 @@ void ShardedOptimizer::regroup(std::int64_t step) {
       }
     }
   }
-  config_.groups = config_.regrouped;
+  return whole;
+}
+
+void ShardedOptimizer::place_whole_parameters(const WholeParameters& whole, bool moved_states_zeroed) {
+  const int rank = communicator_.rank();
+  const std::int64_t bs = config_.blocksize;
+  const auto blocks_of = [&](std::int64_t length) { return (length + bs - 1) / bs; };
   groups_.clear();
   for (const GroupConfig& config : config_.groups) {
     GroupShardState group = make_group(config);
@@ -209,18 +221,20 @@ void ShardedOptimizer::regroup(std::int64_t step) {
       const WholeParameter& w = whole.at(piece.parameter_id);
       copy_elements(w.param.data(), piece.parameter_offset, static_cast<std::uint8_t*>(group.param.view().data),
                     piece.shard_offset, piece.length, param_bytes);
-      if (config_.fault == DriverFault::state_lost_on_regroup && w.group_id != config.id) continue;
+      if (moved_states_zeroed && w.group_id != config.id) continue;
       if (config_.eight_bit) {
         const auto quantized = group.state->quantized_states();
-        for (std::size_t k = 0; k < quantized.size(); ++k) {
+        for (std::size_t k = 0; k < quantized.size() && k < w.states.size(); ++k) {
           copy_elements(w.states[k].data(), piece.parameter_offset, static_cast<std::uint8_t*>(quantized[k].codes.data),
                         piece.shard_offset, piece.length, 1);
-          copy_blocks(w.absmax[k], piece.parameter_offset / bs, static_cast<std::uint8_t*>(quantized[k].absmax.data),
-                      quantized[k].absmax.numel(), piece.shard_offset / bs, blocks_of(piece.length));
+          if (k < w.absmax.size()) {
+            copy_blocks(w.absmax[k], piece.parameter_offset / bs, static_cast<std::uint8_t*>(quantized[k].absmax.data),
+                        quantized[k].absmax.numel(), piece.shard_offset / bs, blocks_of(piece.length));
+          }
         }
       } else {
         const auto fp32 = group.state->fp32_states();
-        for (std::size_t k = 0; k < fp32.size(); ++k) {
+        for (std::size_t k = 0; k < fp32.size() && k < w.states.size(); ++k) {
           copy_elements(w.states[k].data(), piece.parameter_offset, static_cast<std::uint8_t*>(fp32[k].data), piece.shard_offset,
                         piece.length, 4);
         }
@@ -230,10 +244,35 @@ void ShardedOptimizer::regroup(std::int64_t step) {
   }
 }
 
+void ShardedOptimizer::restore(std::vector<GroupConfig> groups, const WholeParameters& whole, std::int64_t completed_steps) {
+  config_.groups = std::move(groups);
+  place_whole_parameters(whole, false);
+  completed_steps_ = completed_steps;
+  gathered_.clear();
+}
+
+void ShardedOptimizer::restore_shards(std::vector<GroupConfig> groups, std::vector<GroupShardState> shards,
+                                      std::int64_t completed_steps) {
+  config_.groups = std::move(groups);
+  groups_ = std::move(shards);
+  completed_steps_ = completed_steps;
+  gathered_.clear();
+}
+
+GroupShardState ShardedOptimizer::empty_group(std::size_t g) const { return make_group(config_.groups.at(g)); }
+
+void ShardedOptimizer::regroup(std::int64_t step) {
+  set_activity("step " + std::to_string(step) + ": moving parameters between groups");
+  const WholeParameters whole = whole_parameters(false);
+  config_.groups = config_.regrouped;
+  place_whole_parameters(whole, config_.fault == DriverFault::state_lost_on_regroup);
+}
+
 bool ShardedOptimizer::step(std::int64_t step) {
   using Clock = std::chrono::steady_clock;
   const auto seconds_since = [](Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); };
   if (step == config_.regroup_step) regroup(step);
+  ++completed_steps_;
   auto start = Clock::now();
   reduce_gradients(step);
   phases_.reduce = seconds_since(start);
@@ -344,7 +383,7 @@ void ShardedOptimizer::step_group(std::size_t g, std::int64_t step) {
   const GroupConfig& config = config_.groups[g];
   set_activity("step " + std::to_string(step) + ": optimizer step of group " + std::to_string(config.id));
   Hyperparameters h = config.hyper;
-  h.step = step;
+  h.step = completed_steps_;  // the optimizer's own count (restored by a checkpoint); gradients follow the training step
   const std::vector<Piece>& pieces = group.shards.of_rank(rank);
   const TensorView param = group.param.view(), grad = group.grad.view();
   if (!config_.eight_bit && needs_norm_pass(config_.kind, h)) {

@@ -11,6 +11,10 @@
 #   ranks.sh BITPARITY nccl-refusal W cpu  CPU ranks on NCCL are refused with exit 2 and a reason
 #   ranks.sh BITPARITY benchmark W FILE  --benchmark runs every layout and writes its JSON (no timing is judged)
 #   ranks.sh BITPARITY json W FILE       the JSON rows carry world_size, layout and ranks
+#   ranks.sh BITPARITY resume W OPTIMIZER  P11 for every (W, W') in 1..W, OPTIMIZER (or "all"), every
+#                                        dtype, layout and states
+#   ranks.sh BITPARITY checkpoint W DIR  checkpoint inspect: a good file passes, a flipped byte fails
+#                                        (exit 1, MISMATCH), a truncated file is refused (exit 2)
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
 #                                        fails within the timeout, names rank 1 and leaves no process
 bin=$1; kind=$2; world=$3; arg=$4
@@ -94,6 +98,35 @@ case "$kind" in
       grep -q "$key" "$arg" || fail "$arg lacks $key"
     done
     echo "ok: $(grep -c '"property"' "$arg") rows"
+    ;;
+  resume)
+    only=""; [ "$arg" = all ] || only="--optimizer $arg"
+    mpirun -np "$world" "$bin" sharded --property P11 --all-world-pairs $only --steps 2 --seed 4 >"$out" 2>&1
+    code=$?
+    tail -n 2 "$out"
+    [ "$code" -eq 0 ] || { grep -A2 "^FAILED" "$out" | head -n 12; fail "resume differs from the run that never stopped (exit $code)"; }
+    ;;
+  checkpoint)
+    rm -rf "$arg"
+    mpirun -np "$world" "$bin" sharded --property P11 --optimizer adam --states 8 --layout zero-3 --dtype bf16 --all-world-pairs \
+      --checkpoint-dir "$arg" --seed 6 >"$out" 2>&1 || { cat "$out"; fail "P11 failed (exit $?)"; }
+    file=$(find "$arg" -name universal.safetensors | head -n 1)
+    [ -n "$file" ] || fail "no universal.safetensors under $arg"
+    "$bin" checkpoint inspect "$file" --json "$arg/inspect.json" >"$out" 2>&1 || { cat "$out"; fail "a good checkpoint fails inspect (exit $?)"; }
+    grep -q "every tensor matches its CRC-32" "$out" || fail "inspect does not confirm the checksums"
+    grep -q '"form": "universal"' "$arg/inspect.json" || grep -q '"form":' "$arg/inspect.json" || fail "inspect JSON lacks the metadata"
+    size=$(wc -c <"$file")
+    cp "$file" "$arg/flipped.safetensors"
+    printf '\377' | dd of="$arg/flipped.safetensors" bs=1 seek=$((size - 2)) conv=notrunc 2>/dev/null
+    "$bin" checkpoint inspect "$arg/flipped.safetensors" >"$out" 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q "MISMATCH" "$out" || { cat "$out"; fail "a flipped byte gives exit $code, expected 1 and MISMATCH"; }
+    head -c $((size / 2)) "$file" >"$arg/truncated.safetensors"
+    "$bin" checkpoint inspect "$arg/truncated.safetensors" >"$out" 2>"$err"
+    code=$?
+    cat "$err"
+    [ "$code" -eq 2 ] && grep -q "^error: .*truncated" "$err" || fail "a truncated file gives exit $code, expected 2 and a reason"
+    echo "ok: good file passes, flipped byte exit 1, truncated exit 2"
     ;;
   *) fail "unknown kind $kind" ;;
 esac

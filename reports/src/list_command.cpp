@@ -6,6 +6,7 @@
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/communicators.hpp"
 #include "bitparity/distributed/quant_storage.hpp"
+#include "bitparity/distributed/checkpoint.hpp"
 #include "bitparity/distributed/sharded_optimizer.hpp"
 #endif
 #include "bitparity/kernels/launch.hpp"
@@ -67,10 +68,12 @@ int run_list_command() {
               "  P6   rank parity: sharded step + all_gather bitwise the unsharded step; gradients and states by id (seed 002)\n"
               "  P2r  seed 000: tensors chunked over the ranks, all-gathered, used through non-contiguous views\n"
               "  P10  quantized storage: packed codes in u8/f16/bf16/f32 quant_storage sharded as FSDP does and regathered "
-              "bytewise, dequantized bitwise unchanged\n");
+              "bytewise, dequantized bitwise unchanged\n"
+              "  P11  resume: save after k steps on W ranks, load on W' ranks (universal form) or the same W (rank shards), "
+              "on another device with --resume-implementation, continue: bitwise the run that never stopped\n");
   std::printf("sharded layouts (--layout NAME):");
   for (auto layout : distributed::kShardLayouts) std::printf(" %s", std::string(distributed::layout_name(layout)).c_str());
-  std::printf(" (P6) chunk+all_gather (P2r)");
+  std::printf(" (P6, P11) chunk+all_gather (P2r)");
   for (auto layout : distributed::kStorageLayouts) std::printf(" %s", std::string(distributed::storage_layout_name(layout)).c_str());
   std::printf(" (P10)");
   std::printf("\nsharded communicators (--communicator NAME): mpi mpi-integer-sum nccl (%s)",
@@ -83,6 +86,10 @@ int run_list_command() {
   for (auto fault : distributed::kStorageFaults) {
     std::printf("  %-32s %s (P10)\n", std::string(distributed::storage_fault_name(fault)).c_str(),
                 std::string(distributed::storage_fault_description(fault)).c_str());
+  }
+  for (auto fault : distributed::kCheckpointFaults) {
+    std::printf("  %-32s %s (P11)\n", std::string(distributed::checkpoint_fault_name(fault)).c_str(),
+                std::string(distributed::checkpoint_fault_description(fault)).c_str());
   }
 #else
   std::printf("sharded: not built (no Open MPI found; ./scripts/install-deps installs it)\n");

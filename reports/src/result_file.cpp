@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "bitparity/fixtures/atomic_file.hpp"
 #include "bitparity/reports/errors.hpp"
 
 namespace bitparity::reports {
@@ -20,32 +21,6 @@ namespace fs = std::filesystem;
 std::string reason(int error) { return std::strerror(error); }
 
 fs::path folder_of(const fs::path& target) { return target.has_parent_path() ? target.parent_path() : fs::path("."); }
-
-// Writes all of `text` to `fd`, retrying short writes; false with errno set on failure.
-bool write_all(int fd, const std::string& text) {
-  const char* data = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t wrote = ::write(fd, data, left);
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += wrote;
-    left -= static_cast<std::size_t>(wrote);
-  }
-  return true;
-}
-
-// A new, empty temporary file beside the target: its descriptor and path.
-int make_temporary(const fs::path& target, std::string& temporary) {
-  std::string pattern = (folder_of(target) / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  std::vector<char> name(pattern.begin(), pattern.end());
-  name.push_back('\0');
-  const int fd = ::mkstemp(name.data());
-  temporary.assign(name.data());
-  return fd;
-}
 
 }  // namespace
 
@@ -68,41 +43,17 @@ void check_result_path(const std::string& option, const std::string& path) {
   fs::create_directories(folder, error);
   if (error) throw UsageError(option + " '" + path + "': cannot make its folder '" + folder.string() + "': " + error.message() + fix);
   std::string probe;
-  const int fd = make_temporary(target, probe);
+  const int fd = fixtures::make_temporary_beside(target.string(), probe);
   if (fd < 0) throw UsageError(option + " '" + path + "': cannot create a file in '" + folder.string() + "': " + reason(errno) + fix);
   ::close(fd);
   ::unlink(probe.c_str());
 }
 
 void write_result_file(const std::string& path, const std::string& text) {
-  const fs::path target(path);
-  std::string temporary;
-  const int fd = make_temporary(target, temporary);
-  if (fd < 0) throw WriteError("cannot write '" + path + "': cannot create a file beside it: " + reason(errno));
-  const auto fail = [&](const char* step) {
-    const int error = errno;
-    ::close(fd);
-    ::unlink(temporary.c_str());
-    throw WriteError("cannot write '" + path + "' (" + step + "): " + reason(error) + "; the previous file, if any, is unchanged");
-  };
-  if (!write_all(fd, text)) fail("write");
-  if (::fchmod(fd, 0644) != 0) fail("chmod");
-  if (::fsync(fd) != 0) fail("fsync");
-  if (::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(temporary.c_str());
-    throw WriteError("cannot write '" + path + "' (close): " + reason(error) + "; the previous file, if any, is unchanged");
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temporary.c_str());
-    throw WriteError("cannot write '" + path + "' (rename): " + reason(error) + "; the previous file, if any, is unchanged");
-  }
-  // The rename itself is durable once the folder is synced.
-  const int folder = ::open(folder_of(target).c_str(), O_RDONLY | O_DIRECTORY);
-  if (folder >= 0) {
-    ::fsync(folder);
-    ::close(folder);
+  try {
+    fixtures::write_file_atomically(path, text);
+  } catch (const fixtures::WriteFailure& e) {
+    throw WriteError(e.what());
   }
 }
 

@@ -2,6 +2,7 @@
 // plans the rows from the options the same way before MPI starts, so bad input is refused before
 // any work; only rank 0 prints.
 #include <algorithm>
+#include <filesystem>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
@@ -23,13 +24,15 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
       "sharded", "multi-rank properties over the ranks of `mpirun -np W`: P6 rank parity (ZeRO-1/2, ZeRO-3, per-parameter "
                  "sharded steps against the unsharded step, gradients and states checked by parameter id) and P2r (tensors "
                  "chunked over the ranks, all-gathered and used through non-contiguous views)");
-  sharded->add_option("--property", command.properties, "P6, P2r or P10 (repeatable; default all three)");
+  sharded->add_option("--property", command.properties,
+                      "P6, P2r, P10 or P11 (resume: save on W ranks, load on W' ranks or another device, continue; "
+                      "bitwise the run that never stopped) (repeatable; default all four)");
   sharded->add_option("--optimizer", command.optimizers, "only these optimizers (repeatable)");
   sharded->add_option("--format", command.formats, "only these quantization formats, P2r (repeatable)");
   sharded->add_option("--dtype", command.dtypes, "parameter (P10: compute) dtypes: f32, f16, bf16 (repeatable; default all)");
   sharded->add_option("--storage", command.storages, "P10 quant_storage dtypes: u8, f16, bf16, f32 (repeatable; default all)");
   sharded->add_option("--layout", command.layouts,
-                      "zero-1/2, zero-3, per-parameter (P6), chunk+all_gather (P2r), fsdp1-flat or fsdp2-dim0 (P10) "
+                      "zero-1/2, zero-3, per-parameter (P6, P11), chunk+all_gather (P2r), fsdp1-flat or fsdp2-dim0 (P10) "
                       "(repeatable; default all)");
   sharded->add_option("--states", command.state_bits, "32 (fp32 states) or 8 (8-bit states) (repeatable; default both)")
       ->check(CLI::IsMember({32, 8}));
@@ -39,11 +42,18 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_option("--communicator", command.communicator,
                       "mpi (exact user-defined reductions, default), mpi-integer-sum (NCCL's integer-sum reduction over "
                       "MPI) or nccl (one GPU per rank: every rank runs cuda:N on its own GPU)");
-  sharded->add_option("--steps", command.steps, "optimizer steps per P6 case (default 3)")->check(integer_in(1, 1000));
+  sharded->add_option("--steps", command.steps, "optimizer steps per P6 case, and after resuming per P11 case (default 3)")->check(integer_in(1, 1000));
   sharded->add_option("--cases", command.cases, "random cases per row (default 1)")->check(integer_in(1, 100000));
   sharded->add_option("--seed", command.seed, "run seed (default 1)")->check(seed_value());
   sharded->add_option("--mutant", command.mutant,
-                      "run with a driver fault (sharded-*) or a storage fault (storage-*; `bitparity list`): exit 0 when killed");
+                      "run with a driver fault (sharded-*), a storage fault (storage-*) or a checkpoint fault (checkpoint-*; "
+                      "`bitparity list`): exit 0 when killed");
+  sharded->add_option("--checkpoint-dir", command.checkpoint_dir,
+                      "P11: folder for the checkpoints, seen by every rank (default: a temporary folder, removed after)");
+  sharded->add_option("--resume-implementation", command.resume_implementation,
+                      "P11: the implementation that loads and continues, e.g. cuda:0 after saving on cpu (default: the same)");
+  sharded->add_flag("--all-world-pairs", command.all_world_pairs,
+                    "P11: resume every (W, W') with W, W' in 1..mpirun's ranks in each case (default: one pair drawn per case)");
   sharded->add_option("--json", command.json, "also write the rows as JSON (rank 0, atomically)");
   sharded->add_option("--stuck-seconds", command.stuck_seconds, "a rank without progress this long fails the run (default 120)")
       ->check(seconds_in(86400));
@@ -156,6 +166,17 @@ std::map<int, std::string> parse_rank_implementations(const std::vector<std::str
   return out;
 }
 
+// A folder for checkpoints: made if missing, and writable.
+void check_checkpoint_dir(const std::string& folder) {
+  const std::string fix = "; give a writable folder that every rank sees, e.g. --checkpoint-dir /tmp/bitparity-ckpt";
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error || !std::filesystem::is_directory(folder)) {
+    throw UsageError("--checkpoint-dir '" + folder + "' is not a folder that can be made" + (error ? ": " + error.message() : "") + fix);
+  }
+  check_result_path("--checkpoint-dir", (std::filesystem::path(folder) / "probe.safetensors").string());
+}
+
 }  // namespace
 
 std::string ShardedRowPlan::entry() const {
@@ -179,7 +200,7 @@ std::string ShardedRowPlan::target() const {
 
 std::string ShardedRowPlan::layout_name() const {
   if (property == "P10") return std::string(distributed::storage_layout_name(storage_layout));
-  return property == "P6" ? std::string(distributed::layout_name(layout)) : kGatheredLayoutName;
+  return property == "P6" || property == "P11" ? std::string(distributed::layout_name(layout)) : kGatheredLayoutName;
 }
 
 std::uint64_t ShardedRowPlan::case_seed(std::uint64_t run_seed, int case_index) const {
@@ -206,13 +227,20 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   for (const auto& name : command.optimizers) {
     if (names_format(name)) throw UsageError("'" + name + "' is a format, not an optimizer; use --format " + name);
   }
-  const auto properties = chosen(command.properties, std::vector<std::string>{"P6", "P2r", "P10"}, [](const std::string& name) {
-    if (name != "P6" && name != "P2r" && name != "P10") {
+  const bool over_mpi = plan.communicator == distributed::CommunicatorKind::mpi;
+  auto properties = chosen(command.properties, std::vector<std::string>{"P6", "P2r", "P10", "P11"}, [](const std::string& name) {
+    if (name != "P6" && name != "P2r" && name != "P10" && name != "P11") {
       throw UsageError("unknown sharded property '" + name +
-                       "'; use P6 (rank parity), P2r (chunk + all_gather views) or P10 (quantized storage through sharding)");
+                       "'; use P6 (rank parity), P2r (chunk + all_gather views), P10 (quantized storage through sharding) "
+                       "or P11 (resume from a checkpoint)");
     }
     return name;
   }, "--property");
+  const bool p11_named = std::find(command.properties.begin(), command.properties.end(), "P11") != command.properties.end();
+  if (p11_named && !over_mpi) {
+    throw UsageError("P11 saves and resumes over MPI sub-communicators; drop --communicator " + command.communicator + " or --property P11");
+  }
+  if (!over_mpi || command.benchmark) std::erase(properties, std::string("P11"));
   std::vector<OptimizerKind> all_kinds;
   for (const auto& info : optimizers()) all_kinds.push_back(info.kind);
   std::vector<QuantFormat> all_formats;
@@ -262,6 +290,8 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     try {
       if (distributed::is_storage_fault_name(command.mutant)) {
         plan.storage_fault = distributed::parse_storage_fault(command.mutant);
+      } else if (distributed::is_checkpoint_fault_name(command.mutant)) {
+        plan.checkpoint_fault = distributed::parse_checkpoint_fault(command.mutant);
       } else {
         plan.fault = distributed::parse_fault(command.mutant);
       }
@@ -273,6 +303,9 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   plan.injected = parse_injection(command.inject_failure);
   plan.implementation = checked_implementation(command.implementation, "--implementation");
   plan.rank_implementations = parse_rank_implementations(command.rank_implementations);
+  if (!command.resume_implementation.empty()) {
+    plan.resume_implementation = checked_implementation(command.resume_implementation, "--resume-implementation");
+  }
   for (const std::string& name : [&] {
          std::vector<std::string> all{plan.implementation};
          for (const auto& [rank, implementation] : plan.rank_implementations) all.push_back(implementation);
@@ -285,6 +318,7 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     plan.hunted_mutant = name;
   }
   if (!command.json.empty()) check_result_path("--json", command.json);
+  if (!command.checkpoint_dir.empty()) check_checkpoint_dir(command.checkpoint_dir);
 
   const auto wanted = [&](const std::string& layout) { return std::find(layouts.begin(), layouts.end(), layout) != layouts.end(); };
   const auto wanted_property = [&](const char* p) { return std::find(properties.begin(), properties.end(), p) != properties.end(); };
@@ -299,6 +333,11 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
           }
         }
         if (wanted_property("P2r") && wanted(kGatheredLayoutName)) plan.rows.push_back({"P2r", family, kind, {}, dtype, {}});
+        if (wanted_property("P11")) {
+          for (ShardLayout layout : distributed::kShardLayouts) {
+            if (wanted(std::string(distributed::layout_name(layout)))) plan.rows.push_back({"P11", family, kind, {}, dtype, layout});
+          }
+        }
       }
     }
   }
@@ -337,6 +376,15 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   if (plan.fault != distributed::DriverFault::none &&
       std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P6"; })) {
     throw UsageError("--mutant " + command.mutant + " is a fault of the sharded driver, which only P6 runs; add --property P6");
+  }
+  const bool has_p11 = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P11"; });
+  if (plan.checkpoint_fault != distributed::CheckpointFault::none && !has_p11) {
+    throw UsageError("--mutant " + command.mutant + " is a fault of checkpoints, which only P11 runs; add --property P11");
+  }
+  if (!has_p11) {
+    if (!command.resume_implementation.empty()) throw UsageError("--resume-implementation is for P11; add --property P11");
+    if (!command.checkpoint_dir.empty()) throw UsageError("--checkpoint-dir is for P11; add --property P11");
+    if (command.all_world_pairs) throw UsageError("--all-world-pairs is for P11; add --property P11");
   }
   if (plan.storage_fault != distributed::StorageFault::none &&
       std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P10"; })) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bitparity/distributed/checkpoint.hpp"
 #include "bitparity/distributed/communicators.hpp"
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/distributed/quant_storage.hpp"
@@ -22,12 +23,13 @@ namespace bitparity::reports {
 inline constexpr const char* kGatheredLayoutName = "chunk+all_gather";  // the P2r rows' layout
 
 struct ShardedRowPlan {
-  std::string property;  // "P6" (rank parity and seed 002), "P2r" (seed 000 over real ranks), "P10" (quant storage)
+  std::string property;  // "P6" (rank parity and seed 002), "P2r" (seed 000 over real ranks), "P10" (quant storage),
+                         // "P11" (resume from a checkpoint on another world size or device)
   fixtures::OperationFamily family = fixtures::OperationFamily::optimizer_step;
   OptimizerKind kind = OptimizerKind::adam;
   QuantFormat format = QuantFormat::dynamic8_signed;
   DType dtype = DType::f32;
-  distributed::ShardLayout layout = distributed::ShardLayout::zero12;  // P6 only
+  distributed::ShardLayout layout = distributed::ShardLayout::zero12;  // P6 and P11
   DType storage = DType::u8;                                          // P10 only: quant_storage (dtype: compute)
   distributed::StorageLayout storage_layout = distributed::StorageLayout::fsdp1_flat;  // P10 only
   std::string entry() const;   // "fp32 step", "8-bit step", "quantize", "dequantize", "convert"
@@ -48,6 +50,8 @@ struct ShardedPlan {
   distributed::CommunicatorKind communicator = distributed::CommunicatorKind::mpi;
   distributed::DriverFault fault = distributed::DriverFault::none;
   distributed::StorageFault storage_fault = distributed::StorageFault::none;
+  distributed::CheckpointFault checkpoint_fault = distributed::CheckpointFault::none;
+  std::string resume_implementation;      // P11: after loading; empty: the rank's own
   std::string hunted_mutant;              // a driver fault or an implementation mutant; empty: none
   Injected injected;
   std::string implementation_of(int rank) const;

@@ -1,13 +1,17 @@
 // The rows of `bitparity sharded` over real ranks: P6 (rank parity and seed 002) and P2r (seed 000).
 // Wrong elements are counted on each rank and summed across ranks; rank 0 prints the table and
 // writes the JSON document.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "bitparity/distributed/gathered_layout.hpp"
 #include "bitparity/distributed/rank_parity.hpp"
+#include "bitparity/distributed/resume_parity.hpp"
 #include "bitparity/distributed/storage_parity.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
@@ -27,9 +31,11 @@ struct ShardedRow {
   std::int64_t checked = 0, wrong_parameters = 0, wrong_gradients = 0, wrong_states = 0;  // P6
   std::int64_t wrong_elements = 0, refused = 0, disagreeing_ranks = 0;                  // P2r (P10: dequantized)
   std::int64_t wrong_bytes = 0;                                                          // P10: storage and absmax
+  std::vector<distributed::ResumeCase> resumes;
+  std::int64_t refused_resumes = 0;  // P11: a save or load of a correct checkpoint refused                                          // P11: each case's worlds
   std::string counterexample;  // the lowest rank's first finding
   std::int64_t wrong() const {
-    return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + disagreeing_ranks + wrong_bytes;
+    return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + disagreeing_ranks + wrong_bytes + refused_resumes;
   }
 };
 
@@ -71,7 +77,9 @@ std::string replay_command(const ShardedRow& row, const ShardedCommand& command,
     text += " --optimizer " + p.target() + " --states " + (p.family == fixtures::OperationFamily::optimizer8_step ? "8" : "32");
   }
   text += " --dtype " + std::string(dtype_name(p.dtype)) + " --layout " + p.layout_name();
-  if (p.property == "P6") text += " --steps " + std::to_string(command.steps);
+  if (p.property == "P6" || p.property == "P11") text += " --steps " + std::to_string(command.steps);
+  if (p.property == "P11" && !plan.resume_implementation.empty()) text += " --resume-implementation " + plan.resume_implementation;
+  if (p.property == "P11" && command.all_world_pairs) text += " --all-world-pairs";
   text += " --cases " + std::to_string(command.cases) + " --seed " + std::to_string(command.seed);
   if (plan.implementation != "cpu") text += " --implementation " + plan.implementation;
   if (plan.communicator != distributed::CommunicatorKind::mpi) text += std::string(" --communicator ") + communicator_name(plan.communicator);
@@ -109,11 +117,22 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
                           {"layout", p.layout_name()}, {"world_size", ranks.size()},
                           {"ranks", ranks},           {"cases", row.cases},
                           {"elements", row.checked},  {"wrong_elements", row.wrong()}};
-  if (p.property == "P6") {
+  if (p.property == "P6" || p.property == "P11") {
     entry["steps"] = command.steps;
     entry["wrong_parameters"] = row.wrong_parameters;
     entry["wrong_gradients"] = row.wrong_gradients;
     entry["wrong_states"] = row.wrong_states;
+  }
+  if (p.property == "P11") {
+    nlohmann::json resumes = nlohmann::json::array();
+    for (const auto& c : row.resumes) {
+      resumes.push_back({{"save_world", c.save_world}, {"load_world", c.load_world}, {"steps_before", c.steps_before},
+                         {"steps_after", c.steps_after}, {"loaded_from", c.save_world == c.load_world ? "rank shards" : "universal"}});
+    }
+    entry["resumes"] = resumes;
+    entry["refused_resumes"] = row.refused_resumes;
+    entry["implementation_after_resume"] = plan.resume_implementation.empty() ? "same" : plan.resume_implementation;
+  } else if (p.property == "P6") {
   } else if (p.property == "P10") {
     entry["storage"] = dtype_name(p.storage);
     entry["wrong_bytes"] = row.wrong_bytes;
@@ -129,8 +148,15 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
   return entry;
 }
 
+struct Implementations {
+  fixtures::Implementation* before = nullptr;  // every property's
+  fixtures::Implementation* after = nullptr;   // P11 after loading
+  std::string checkpoint_dir;                  // P11: each case uses a folder of its own below it
+};
+
 ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const ShardedPlan& plan,
-                   distributed::MpiWorld& world, fixtures::Implementation& implementation, std::int64_t& case_number) {
+                   distributed::MpiWorld& world, const Implementations& implementations, std::int64_t& case_number) {
+  fixtures::Implementation& implementation = *implementations.before;
   ShardedRow row;
   row.plan = &p;
   std::string first;
@@ -148,6 +174,37 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
       row.wrong_states += tally.wrong_states;
       row.checked += tally.checked;
       if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
+    } else if (p.property == "P11") {
+      const distributed::ShardedConfig config = distributed::draw_sharded_config(
+          p.kind, p.family == fixtures::OperationFamily::optimizer8_step, p.dtype, p.layout, seed, world.size());
+      std::vector<distributed::ResumeCase> resumes;
+      if (command.all_world_pairs) {
+        for (int from = 1; from <= world.size(); ++from) {
+          for (int to = 1; to <= world.size(); ++to) resumes.push_back({from, to, 1 + (from + to) % 3, command.steps});
+        }
+      } else {
+        resumes.push_back(distributed::draw_resume_case(seed, world.size(), command.steps));
+      }
+      for (const distributed::ResumeCase& resume : resumes) {
+        const std::string folder = (std::filesystem::path(implementations.checkpoint_dir) / ("case-" + std::to_string(case_number) + "-" +
+                                    std::to_string(resume.save_world) + "-" + std::to_string(resume.load_world))).string();
+        if (world.rank() == 0) std::filesystem::create_directories(folder);
+        world.mpi_communicator().barrier();
+        const distributed::ResumeTally tally = distributed::run_resume_parity(config, resume, world, *implementations.before,
+                                                                              *implementations.after, folder, plan.checkpoint_fault);
+        world.mpi_communicator().barrier();
+        if (world.rank() == 0 && command.checkpoint_dir.empty()) std::filesystem::remove_all(folder);
+        row.wrong_parameters += tally.parity.wrong_parameters;
+        row.wrong_gradients += tally.parity.wrong_gradients;
+        row.wrong_states += tally.parity.wrong_states;
+        row.refused_resumes += tally.refused;
+        row.checked += tally.parity.checked;
+        row.resumes.push_back(resume);
+        if (first.empty() && !tally.parity.first_wrong.empty()) {
+          first = tally.parity.first_wrong + " (W=" + std::to_string(resume.save_world) + " -> W'=" + std::to_string(resume.load_world) +
+                  ", saved after step " + std::to_string(resume.steps_before) + ", case seed " + std::to_string(seed) + ")";
+        }
+      }
     } else if (p.property == "P10") {
       const distributed::StorageTarget target{p.format, p.storage, p.dtype, p.storage_layout};
       const distributed::StorageTally tally =
@@ -172,13 +229,13 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
 }
 
 // Each rank builds its implementation; a rank whose device is absent stops the run before any work.
-std::unique_ptr<fixtures::Implementation> build_implementation(const ShardedPlan& plan, distributed::MpiWorld& world,
+std::unique_ptr<fixtures::Implementation> build_implementation(const std::string& name, distributed::MpiWorld& world,
                                                                int& refusal_code) {
   std::unique_ptr<fixtures::Implementation> implementation;
   std::string problem;
   int code = exit_passed;
   try {
-    implementation = fixtures::make_implementation(plan.implementation_of(world.rank()));
+    implementation = fixtures::make_implementation(name);
   } catch (const Error& e) {
     problem = e.what();
     code = e.code() == ErrorCode::device_unavailable ? exit_gpu_missing : exit_bad_input;
@@ -224,12 +281,41 @@ int choose_communicator(const ShardedPlan& plan, distributed::MpiWorld& world) {
   return world.communicator().all_reduce_any(code == exit_gpu_missing) ? exit_gpu_missing : exit_bad_input;
 }
 
+// P11's default checkpoint folder: made by rank 0 under the system's temporary folder, its name
+// broadcast, removed when the run ends.
+class TemporaryFolder {
+ public:
+  std::string make(distributed::MpiWorld& world) {
+    std::string name;
+    if (world.rank() == 0) {
+      std::string pattern = (std::filesystem::temp_directory_path() / "bitparity-checkpoints.XXXXXX").string();
+      if (::mkdtemp(pattern.data()) == nullptr) throw WriteError("cannot make a temporary folder for P11's checkpoints: " + pattern);
+      name = pattern;
+      owner_ = true;
+    }
+    std::int64_t length = static_cast<std::int64_t>(name.size());
+    world.mpi_communicator().broadcast(&length, sizeof length, 0);
+    name.resize(static_cast<std::size_t>(length));
+    world.mpi_communicator().broadcast(name.data(), name.size(), 0);
+    path_ = name;
+    return name;
+  }
+  ~TemporaryFolder() {
+    std::error_code ignored;
+    if (owner_) std::filesystem::remove_all(path_, ignored);
+  }
+
+ private:
+  std::string path_;
+  bool owner_ = false;
+};
+
 }  // namespace
 
 int prepare_rank(const ShardedPlan& plan, distributed::MpiWorld& world, std::unique_ptr<fixtures::Implementation>& implementation) {
   if (const int code = choose_communicator(plan, world); code != exit_passed) return code;
   int refusal_code = exit_passed;
-  implementation = build_implementation(plan, world, refusal_code);
+  implementation = build_implementation(plan.implementation_of(world.rank()), world, refusal_code);
   return refusal_code;
 }
 
@@ -247,26 +333,39 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                 "cases", "elements", "wrong p", "wrong g", "wrong s", "other");
     std::fflush(stdout);
   }
+  Implementations implementations{implementation.get(), implementation.get(), command.checkpoint_dir};
+  std::unique_ptr<fixtures::Implementation> resumed;
+  const bool has_p11 = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P11"; });
+  if (has_p11 && !plan.resume_implementation.empty()) {
+    int refusal_code = exit_passed;
+    resumed = build_implementation(plan.resume_implementation, world, refusal_code);
+    if (refusal_code != exit_passed) return refusal_code;
+    implementations.after = resumed.get();
+  }
+  TemporaryFolder temporary;
+  if (has_p11 && implementations.checkpoint_dir.empty()) implementations.checkpoint_dir = temporary.make(world);
   std::vector<ShardedRow> rows;
   std::int64_t case_number = 0, total_wrong = 0, failed_rows = 0;
   for (const ShardedRowPlan& p : plan.rows) {
-    const ShardedRow row = run_row(p, command, plan, world, *implementation, case_number);
+    const ShardedRow row = run_row(p, command, plan, world, implementations, case_number);
     total_wrong += row.wrong();
     failed_rows += row.wrong() > 0 ? 1 : 0;
     if (lead) {
       // P2r's wrong elements go in "wrong p" (the entry point's outputs); "other": disagreeing ranks
       // (P2r) and views refused with an error (not wrong, shown as r=N).
       // P10: wrong dequantized elements in "wrong p", wrong storage and absmax bytes in "other" (b=N).
+      const bool stepped = p.property == "P6" || p.property == "P11";
       std::string other = p.property == "P6" ? "-"
+                          : p.property == "P11" ? "r=" + std::to_string(row.refused_resumes)
                           : p.property == "P10" ? "b=" + std::to_string(row.wrong_bytes)
                                                 : std::to_string(row.disagreeing_ranks);
       if (row.refused > 0) other += " r=" + std::to_string(row.refused);
       std::printf("%-4s %-10s %-17s %-5s %-16s %5d %5d %10lld %8lld %8s %8s %8s\n", p.property.c_str(), p.entry().c_str(),
                   p.target().c_str(), dtype_name(p.dtype), p.layout_name().c_str(), size, row.cases,
                   static_cast<long long>(row.checked),
-                  static_cast<long long>(p.property == "P6" ? row.wrong_parameters : row.wrong_elements),
-                  p.property == "P6" ? std::to_string(row.wrong_gradients).c_str() : "-",
-                  p.property == "P6" ? std::to_string(row.wrong_states).c_str() : "-", other.c_str());
+                  static_cast<long long>(stepped ? row.wrong_parameters : row.wrong_elements),
+                  stepped ? std::to_string(row.wrong_gradients).c_str() : "-",
+                  stepped ? std::to_string(row.wrong_states).c_str() : "-", other.c_str());
       std::fflush(stdout);
     }
     rows.push_back(row);

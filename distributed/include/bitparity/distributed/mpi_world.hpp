@@ -24,6 +24,9 @@ class MpiWorld {
   void use_communicator(std::unique_ptr<Communicator> chosen) { chosen_ = std::move(chosen); }
   int rank() const;
   int size() const;
+  // Collective over the whole world: an MPI communicator of ranks 0..count-1 (their ranks kept), for
+  // the ranks in it; nullptr for the others. P11 saves and resumes on worlds smaller than mpirun's.
+  std::unique_ptr<Communicator> first_ranks(int count);
 
  private:
   std::unique_ptr<Communicator> communicator_, chosen_;

@@ -21,6 +21,15 @@ struct ParityTally {
   std::int64_t wrong() const { return wrong_parameters + wrong_gradients + wrong_states; }
 };
 
+class UnshardedOptimizer;
+
+// Compares the gradient and state pieces this rank owns in `group` with the unsharded ones, by id.
+void compare_owned(const ShardedConfig& config, const GroupShardState& group, const UnshardedOptimizer& unsharded, int rank,
+                   std::int64_t step, ParityTally& tally);
+// Compares every gathered parameter with the unsharded one.
+void compare_gathered(const ShardedOptimizer& sharded, const UnshardedOptimizer& unsharded, int rank, std::int64_t step,
+                      ParityTally& tally);
+
 // A random configuration: 1 to 3 groups of 1 to 4 parameters with stable random ids, sizes that
 // straddle shards and blocks (and some smaller than the world), per-group hyperparameters and
 // gradient dtypes, and 1 to 9 microbatches; in half the cases one parameter moves to another group

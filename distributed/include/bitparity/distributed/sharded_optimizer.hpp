@@ -76,20 +76,48 @@ struct GroupShardState {
   std::vector<float> previous_grad;  // for the stale-gradient fault
 };
 
+// One parameter whole, padding stripped, as stored bytes: what moving a parameter to another group
+// and the universal checkpoint carry between layouts and world sizes.
+struct WholeParameter {
+  std::uint64_t group_id = 0;
+  std::vector<std::uint8_t> param;                // in the group's parameter dtype
+  std::vector<std::vector<std::uint8_t>> states;  // fp32 states, or 8-bit codes (one byte per element)
+  std::vector<std::vector<std::uint8_t>> absmax;  // 8-bit: one f32 per block of the parameter
+};
+using WholeParameters = std::map<std::uint64_t, WholeParameter>;
+
 class ShardedOptimizer {
  public:
   ShardedOptimizer(const ShardedConfig& config, Communicator& communicator, fixtures::Implementation& implementation);
-  // Backward (this rank's microbatches), exact reduce-scatter, the sharded step and all_gather.
-  // Returns whether the step was skipped for a non-finite gradient (on every rank alike).
+  // Backward of training step `step` (this rank's microbatches), exact reduce-scatter, the sharded
+  // step and all_gather. The optimizer counts its own steps (bias corrections read the count), as
+  // torch's state["step"] does; a checkpoint restores the count. Returns whether the step was
+  // skipped for a non-finite gradient (on every rank alike).
   bool step(std::int64_t step);
   // After step(): every parameter's values as gathered on this rank, by id, as stored bits.
   std::map<std::uint64_t, std::vector<std::uint32_t>> gathered_parameters() const { return gathered_; }
   const std::vector<GroupShardState>& groups() const { return groups_; }
   StepPhaseSeconds last_phases() const { return phases_; }
+  const ShardedConfig& config() const { return config_; }
+  Communicator& communicator() const { return communicator_; }
+  std::int64_t completed_steps() const { return completed_steps_; }  // step() calls, or as restored
+
+  // Collective: every parameter whole on every rank, by id. `keep_padding` is the checkpoint fault
+  // that cuts the gathered shards into parameters by size alone, keeping the padding.
+  WholeParameters whole_parameters(bool keep_padding = false);
+  // Local: the groups become `groups` (their hyperparameters included), laid out for this world,
+  // with each parameter's values and states taken from `whole` by id. Every id must be there.
+  void restore(std::vector<GroupConfig> groups, const WholeParameters& whole, std::int64_t completed_steps);
+  // Local: this rank's shards as saved by a run of the same world, layout and groups (whose
+  // hyperparameters come with them).
+  void restore_shards(std::vector<GroupConfig> groups, std::vector<GroupShardState> shards, std::int64_t completed_steps);
+  // A zeroed shard of group g as this rank lays it out (for loading shards into).
+  GroupShardState empty_group(std::size_t g) const;
 
  private:
   GroupShardState make_group(const GroupConfig& group) const;
   void regroup(std::int64_t step);
+  void place_whole_parameters(const WholeParameters& whole, bool moved_states_zeroed);
   void reduce_gradients(std::int64_t step);
   void step_group(std::size_t g, std::int64_t step);
   void gather_group(std::size_t g);
@@ -100,6 +128,7 @@ class ShardedOptimizer {
   std::vector<GroupShardState> groups_;
   std::map<std::uint64_t, std::vector<std::uint32_t>> gathered_;
   StepPhaseSeconds phases_;
+  std::int64_t completed_steps_ = 0;
 };
 
 // The alignment of shard boundaries and parameter starts for a configuration (its block size for

@@ -56,7 +56,7 @@ struct StatePlanCommand {
 
 // `mpirun -np W bitparity sharded`: P6 rank parity over the ranks mpirun started.
 struct ShardedCommand {
-  std::vector<std::string> properties;  // P6 and/or P2r (default both)
+  std::vector<std::string> properties;  // P6, P2r, P10, P11 (default all)
   std::vector<std::string> optimizers, formats, dtypes, layouts;
   std::vector<std::string> storages;  // P10 quant_storage dtypes: u8, f16, bf16, f32 (default all)
   std::vector<int> state_bits;  // 32 and/or 8
@@ -72,9 +72,20 @@ struct ShardedCommand {
   std::string inject_failure;   // test hook RANK:HOW:STEP, HOW = throw, abort, hang or kill
   bool benchmark = false;       // time the sharded step against the unsharded one instead of checking
   std::int64_t elements = 1 << 20;  // --benchmark: parameter elements per row
+  std::string checkpoint_dir;       // P11: where checkpoints go (default: a temporary folder, removed after)
+  std::string resume_implementation;  // P11: the implementation after loading (default: the same)
+  bool all_world_pairs = false;     // P11: every (W, W') in 1..size per case instead of one drawn pair
+};
+
+// `bitparity checkpoint inspect FILE`: a checkpoint's header, tensors, checksums and layout.
+struct CheckpointCommand {
+  std::string file;
+  std::string json;  // the same as JSON (atomically)
 };
 
 void add_check_command(CLI::App& app, CheckCommand& command);
+void add_checkpoint_command(CLI::App& app, CheckpointCommand& command);
+int run_checkpoint_command(const CheckpointCommand& command);
 void add_sharded_command(CLI::App& app, ShardedCommand& command);
 int run_sharded_command(const ShardedCommand& command);
 void add_mutants_command(CLI::App& app, MutantsCommand& command);

@@ -1,0 +1,57 @@
+#pragma once
+// Checkpoints of the sharded optimizer in safetensors files that users can open. Each rank saves its
+// shard (rank-RRRRR-of-WWWWW.safetensors: its buffers as laid out, padding included), and rank 0
+// the universal form (universal.safetensors: per parameter, padding stripped, by id), which loads
+// into any world size and layout, as DeepSpeed's universal checkpoint does. The header carries a
+// CRC-32 per tensor and the optimizer's metadata: step, hyperparameters of every group, layout,
+// world size, block size and the code maps of 8-bit states. Loading checks all of it before it
+// changes anything, and refuses (on every rank alike) what does not fit, naming what and why.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bitparity/distributed/safetensors.hpp"
+#include "bitparity/distributed/sharded_optimizer.hpp"
+
+namespace bitparity::distributed {
+
+inline constexpr const char* kCheckpointFormat = "bitparity.checkpoint/1";
+
+enum class CheckpointFault {
+  none,
+  step_not_restored,    // the step count starts again from 0 after loading
+  absmax_not_restored,  // 8-bit states load their codes but keep zeroed absmax
+  padding_kept,         // the universal form cuts gathered shards by size alone, keeping padding
+  states_by_position,   // parameters loaded in the file's order instead of by id
+};
+inline constexpr CheckpointFault kCheckpointFaults[] = {CheckpointFault::step_not_restored, CheckpointFault::absmax_not_restored,
+                                                        CheckpointFault::padding_kept, CheckpointFault::states_by_position};
+std::string_view checkpoint_fault_name(CheckpointFault fault);  // "checkpoint-step-not-restored", ...
+std::string_view checkpoint_fault_description(CheckpointFault fault);
+bool is_checkpoint_fault_name(std::string_view name);
+CheckpointFault parse_checkpoint_fault(std::string_view name);  // throws Error naming the choices
+
+std::string universal_checkpoint_path(const std::string& folder);
+std::string rank_checkpoint_path(const std::string& folder, int rank, int world);
+
+// Collective: every rank writes its shard file, rank 0 also the universal file, each atomically
+// (temporary file, fsync, rename). Throws fixtures::WriteFailure on the rank that could not write.
+void save_checkpoint(ShardedOptimizer& optimizer, const std::string& folder, CheckpointFault fault = CheckpointFault::none);
+
+// Collective: every rank reads the universal file and takes its own pieces; the optimizer's groups
+// must hold the same parameters (by id, size and dtype) as the checkpoint. Hyperparameters and the
+// step count come from the checkpoint. Throws Error(invalid_argument) on every rank, the optimizer
+// unchanged, when any rank refuses.
+void load_universal_checkpoint(ShardedOptimizer& optimizer, const std::string& folder,
+                               CheckpointFault fault = CheckpointFault::none);
+// Collective: every rank reads its own shard file, which must come from the same world size,
+// layout and groups (otherwise: load the universal form).
+void load_rank_checkpoint(ShardedOptimizer& optimizer, const std::string& folder, CheckpointFault fault = CheckpointFault::none);
+
+// The tensors whose CRC-32 in the header does not match their bytes (or that have none), for
+// `checkpoint inspect`; throws Error when the file is not a bitparity checkpoint.
+std::vector<std::string> checksum_mismatches(const SafetensorsFile& file);
+std::uint32_t tensor_crc32(std::span<const std::uint8_t> bytes);
+
+}  // namespace bitparity::distributed

@@ -1,0 +1,349 @@
+// The safetensors reader refuses every malformed file it is shown, and checkpoints load back
+// exactly, refuse what does not fit without changing the optimizer, and survive a killed save.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "bitparity/distributed/checkpoint.hpp"
+#include "bitparity/distributed/rank_parity.hpp"
+#include "bitparity/distributed/safetensors.hpp"
+#include "bitparity/distributed/solo_communicator.hpp"
+#include "bitparity/kernels/errors.hpp"
+
+namespace bitparity::distributed {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::uint8_t>;
+
+// A file from a header text (padded to 8 bytes as the reference writer does) and data bytes.
+Bytes file_of(std::string header, const Bytes& data = {}) {
+  header.append((8 - header.size() % 8) % 8, ' ');
+  Bytes out(8);
+  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((header.size() >> (8 * i)) & 0xFF);
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+Bytes as_bytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
+
+void expect_refused(const Bytes& contents, const std::string& phrase) {
+  try {
+    (void)parse_safetensors(contents, "test.safetensors");
+    ADD_FAILURE() << "accepted a file that should be refused for: " << phrase;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(phrase), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("test.safetensors"), std::string::npos) << e.what();
+  }
+}
+
+const std::string kOneTensor = R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+
+TEST(Safetensors, ReadsAFileLaidOutAsTheReferenceWriterDoes) {
+  const Bytes data{0, 0, 128, 63, 0, 0, 0, 64};  // 1.0f, 2.0f little-endian
+  const SafetensorsFile file = parse_safetensors(
+      file_of(R"({"__metadata__":{"format":"pt"},"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", data), "fixture");
+  EXPECT_EQ(file.metadata.at("format"), "pt");
+  EXPECT_EQ(file.entry("t").shape, std::vector<std::int64_t>{2});
+  const auto bytes = file.bytes("t");
+  EXPECT_EQ(Bytes(bytes.begin(), bytes.end()), data);
+}
+
+TEST(Safetensors, RoundTripsTensorsAndMetadata) {
+  const Bytes a{1, 2, 3, 4, 5, 6}, b{9, 8, 7, 6, 5, 4, 3, 2};
+  const std::string text = serialize_safetensors(
+      {{"b", "BF16", {2, 2}, b}, {"a", "U8", {6}, a}, {"empty", "F32", {0, 3}, {}}}, {{"k", "v"}, {"step", "3"}});
+  const SafetensorsFile file = parse_safetensors(Bytes(text.begin(), text.end()), "round trip");
+  EXPECT_EQ(file.header_bytes % 8, 0u);  // padded as the reference writer pads it: the data starts aligned
+  EXPECT_EQ(file.metadata, (std::map<std::string, std::string>{{"k", "v"}, {"step", "3"}}));
+  EXPECT_EQ(Bytes(file.bytes("a").begin(), file.bytes("a").end()), a);
+  EXPECT_EQ(Bytes(file.bytes("b").begin(), file.bytes("b").end()), b);
+  EXPECT_EQ(file.entry("b").shape, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(file.entry("empty").numel(), 0);
+  EXPECT_THROW(serialize_safetensors({{"x", "F32", {3}, a}}, {}), Error);           // bytes disagree with the shape
+  EXPECT_THROW(serialize_safetensors({{"x", "F33", {1}, {}}}, {}), Error);          // unknown dtype
+  EXPECT_THROW(serialize_safetensors({{"x", "U8", {1}, a}, {"x", "U8", {1}, a}}, {}), Error);  // repeated name
+}
+
+// Each malformed file is refused with a message that names it and says what is wrong.
+TEST(Safetensors, RefusesMalformedFiles) {
+  const Bytes eight(8, 0);
+  expect_refused({}, "fewer than the 8-byte header length");                                   // 1 empty
+  expect_refused(Bytes(7, 0), "fewer than the 8-byte header length");                          // 2 short
+  Bytes past = file_of(kOneTensor, eight);
+  past[0] = 0xF0;                                                                             // 3 length past the end
+  expect_refused(past, "reaches past the end");
+  Bytes huge = file_of(kOneTensor, eight);
+  huge[4] = 0x01;                                                                             // 4 length over 100 MB
+  expect_refused(huge, "over the 100 MB limit");
+  expect_refused(file_of(R"( {"t":1})"), "does not start with '{'");                          // 5
+  expect_refused(file_of(R"({"t":{"dtype":"F32",)"), "not valid JSON");                         // 6
+  expect_refused(file_of(R"({"t":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"t":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}})"),
+                 "repeats the key \"t\"");                                                    // 7 duplicate tensor
+  expect_refused(file_of(R"({"t":1})"), "is not an object");                                   // 8
+  expect_refused(file_of(R"({"t":{"dtype":"F31","shape":[2],"data_offsets":[0,8]}})", eight), "unknown dtype");        // 9
+  expect_refused(file_of(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", eight), "not a whole number");  // 10
+  expect_refused(file_of(R"({"t":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})", eight), "not a whole number"); // 11
+  expect_refused(file_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,4,8]}})", eight), "data_offsets");       // 12
+  expect_refused(file_of(R"({"t":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", eight), "before it begins");     // 13
+  expect_refused(file_of(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight), "shape and dtype need 12");  // 14
+  expect_refused(file_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                         eight), "(overlap)");                                                // 15
+  expect_refused(file_of(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[2],"data_offsets":[6,8]}})",
+                         eight), "(a hole)");                                                 // 16
+  expect_refused(file_of(kOneTensor, Bytes(5, 0)), "ends at byte 8 of the data, which has 5"); // 17 truncated data
+  expect_refused(file_of(kOneTensor, Bytes(12, 0)), "cover 8 bytes of data, but the file holds 12");  // 18 trailing bytes
+  expect_refused(file_of(R"({"__metadata__":{"step":3}})"), "is not a string");                // 19
+  expect_refused(file_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})", eight), "unknown field");  // 20
+  expect_refused(file_of(R"({"t":{"dtype":"F32","shape":[[2]],"data_offsets":[0,8]}})", eight), "nests deeper");       // 21
+  expect_refused(file_of(R"({"t":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", eight),
+                 "more than 2^63");                                                           // 22 size overflow
+  expect_refused(file_of(R"({"":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})"), "empty name");  // 23
+  expect_refused(file_of("{\"t\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}\x01"), "not valid JSON");  // 24 junk after
+}
+
+// A small sharded optimizer on one rank, stepped twice.
+struct Solo {
+  explicit Solo(OptimizerKind kind = OptimizerKind::adam, bool eight_bit = true, std::uint64_t seed = 7)
+      : config(without_regrouping(draw_sharded_config(kind, eight_bit, DType::bf16, ShardLayout::zero12, seed, 1))),
+        implementation(fixtures::make_implementation("cpu")),
+        optimizer(config, communicator, *implementation) {}
+  static ShardedConfig without_regrouping(ShardedConfig config) {
+    config.regroup_step = 0;
+    return config;
+  }
+  void steps(int count) {
+    for (int i = 0; i < count; ++i) optimizer.step(optimizer.completed_steps() + 1);
+  }
+  ShardedConfig config;
+  SoloCommunicator communicator;
+  std::unique_ptr<fixtures::Implementation> implementation;
+  ShardedOptimizer optimizer;
+};
+
+fs::path fresh_folder(const std::string& name) {
+  const fs::path folder = fs::temp_directory_path() / ("bitparity_checkpoint_tests_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  return folder;
+}
+
+Bytes read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void write_file(const fs::path& path, const Bytes& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The file rewritten with its tensors changed by `edit` and checksums that match again: only
+// the checkpoint's own checks can refuse it.
+void rewrite(const fs::path& path, const std::function<void(std::vector<SafetensorsTensor>&, std::map<std::string, std::string>&)>& edit) {
+  const SafetensorsFile file = read_safetensors(path.string());
+  std::vector<SafetensorsTensor> tensors;
+  for (const auto& [name, entry] : file.tensors) tensors.push_back({name, entry.dtype, entry.shape, file.bytes(name)});
+  std::map<std::string, std::string> metadata = file.metadata;
+  edit(tensors, metadata);
+  nlohmann::json crc = nlohmann::json::object();
+  for (const auto& t : tensors) {
+    char text[9];
+    std::snprintf(text, sizeof text, "%08x", tensor_crc32(t.bytes));
+    crc[t.name] = text;
+  }
+  metadata["crc32"] = crc.dump();
+  const std::string out = serialize_safetensors(tensors, metadata);
+  write_file(path, Bytes(out.begin(), out.end()));
+}
+
+TEST(Checkpoint, LoadsBackExactlyIntoAFreshOptimizer) {
+  for (const bool eight_bit : {false, true}) {
+    Solo saved(OptimizerKind::adam, eight_bit);
+    saved.steps(2);
+    const fs::path folder = fresh_folder("round_trip");
+    save_checkpoint(saved.optimizer, folder.string());
+    for (const bool universal : {true, false}) {
+      Solo loaded(OptimizerKind::adam, eight_bit);
+      if (universal) {
+        load_universal_checkpoint(loaded.optimizer, folder.string());
+      } else {
+        load_rank_checkpoint(loaded.optimizer, folder.string());
+      }
+      EXPECT_EQ(loaded.optimizer.completed_steps(), 2);
+      const auto a = saved.optimizer.whole_parameters(), b = loaded.optimizer.whole_parameters();
+      ASSERT_EQ(a.size(), b.size());
+      for (const auto& [id, w] : a) {
+        EXPECT_EQ(w.param, b.at(id).param) << id;
+        EXPECT_EQ(w.states, b.at(id).states) << id;
+        EXPECT_EQ(w.absmax, b.at(id).absmax) << id;
+      }
+    }
+    fs::remove_all(folder);
+  }
+}
+
+// Each corruption of a good checkpoint is refused with its reason, and the optimizer that tried to
+// load it is left exactly as it was.
+TEST(Checkpoint, RefusesCorruptOrForeignCheckpointsAndChangesNothing) {
+  Solo saved;
+  saved.steps(2);
+  const fs::path folder = fresh_folder("corrupt");
+  save_checkpoint(saved.optimizer, folder.string());
+  const fs::path universal = universal_checkpoint_path(folder.string());
+  const Bytes good = read_file(universal);
+  const auto first_tensor = [](std::vector<SafetensorsTensor>& t) -> SafetensorsTensor& { return t.front(); };
+  struct Corruption {
+    const char* what;
+    std::function<void()> apply;
+    const char* phrase;
+  };
+  const std::vector<Corruption> corruptions = {
+      {"bit flip in the data", [&] { Bytes b = good; b[b.size() - 3] ^= 0x10; write_file(universal, b); }, "does not match its CRC-32"},
+      {"truncated to half", [&] { Bytes b = good; b.resize(b.size() / 2); write_file(universal, b); }, "truncated"},
+      {"header length lies", [&] { Bytes b = good; b[0] = static_cast<std::uint8_t>(b[0] + 8); write_file(universal, b); }, "not a valid safetensors"},
+      {"missing tensor", [&] { rewrite(universal, [](auto& t, auto&) { t.pop_back(); }); }, "holds no tensor"},
+      {"extra tensor", [&] {
+         static const Bytes four(4, 0);
+         rewrite(universal, [](auto& t, auto&) { t.push_back({"zz/extra", "F32", {1}, four}); });
+       }, "has no place for"},
+      {"wrong shape", [&] {
+         rewrite(universal, [&](auto& t, auto&) { auto& x = first_tensor(t); x.shape = {1, x.shape[0]}; });
+       }, "expected F32"},
+      {"wrong optimizer", [&] { rewrite(universal, [](auto&, auto& m) { m["optimizer"] = "lion"; }); }, "holds lion states"},
+      {"32-bit states", [&] { rewrite(universal, [](auto&, auto& m) { m["states"] = "32-bit"; }); }, "holds 32-bit states"},
+      {"other block size", [&] { rewrite(universal, [](auto&, auto& m) { m["blocksize"] = "4096"; }); }, "block size 4096"},
+      {"other code map", [&] {
+         rewrite(universal, [](auto&, auto& m) {
+           auto maps = nlohmann::json::parse(m["code_maps"]);
+           maps.begin().value()[5] = 0.25;
+           m["code_maps"] = maps.dump();
+         });
+       }, "code maps differ"},
+      {"step not a number", [&] { rewrite(universal, [](auto&, auto& m) { m["step"] = "two"; }); }, "not a whole number"},
+      {"no format", [&] { rewrite(universal, [](auto&, auto& m) { m.erase("format"); }); }, "not a bitparity checkpoint"},
+      {"other group parameters", [&] {
+         rewrite(universal, [](auto&, auto& m) {
+           auto groups = nlohmann::json::parse(m["groups"]);
+           groups[0]["parameters"][0]["numel"] = 12345;
+           m["groups"] = groups.dump();
+         });
+       }, "holds other parameters"},
+      {"invalid hyperparameter", [&] {
+         rewrite(universal, [](auto&, auto& m) {
+           auto groups = nlohmann::json::parse(m["groups"]);
+           groups[0]["hyperparameters"]["lr"] = -1.0;
+           m["groups"] = groups.dump();
+         });
+       }, "lr"},
+      {"checksums missing", [&] {
+         Bytes b = good;
+         SafetensorsFile f = parse_safetensors(b, "x");
+         std::vector<SafetensorsTensor> t;
+         for (const auto& [name, e] : f.tensors) t.push_back({name, e.dtype, e.shape, f.bytes(name)});
+         auto m = f.metadata;
+         m.erase("crc32");
+         const std::string out = serialize_safetensors(t, m);
+         write_file(universal, Bytes(out.begin(), out.end()));
+       }, "crc32"},
+      {"a universal file given as a rank shard", [&] {
+         fs::copy_file(universal, rank_checkpoint_path(folder.string(), 0, 1), fs::copy_options::overwrite_existing);
+       }, "not a rank-shard one"},
+  };
+  int refused = 0;
+  for (const Corruption& corruption : corruptions) {
+    write_file(universal, good);
+    save_checkpoint(saved.optimizer, folder.string());  // a good rank shard again
+    corruption.apply();
+    Solo target;  // one step behind the checkpoint: a partial load would show
+    target.steps(1);
+    const auto before = target.optimizer.whole_parameters();
+    const bool rank_shard = std::string(corruption.what).find("rank shard") != std::string::npos;
+    try {
+      if (rank_shard) {
+        load_rank_checkpoint(target.optimizer, folder.string());
+      } else {
+        load_universal_checkpoint(target.optimizer, folder.string());
+      }
+      ADD_FAILURE() << "loaded a checkpoint with: " << corruption.what;
+    } catch (const Error& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find(corruption.phrase), std::string::npos) << corruption.what << ": " << e.what();
+    }
+    EXPECT_EQ(target.optimizer.completed_steps(), 1) << corruption.what;
+    const auto after = target.optimizer.whole_parameters();
+    for (const auto& [id, w] : before) {
+      EXPECT_EQ(w.param, after.at(id).param) << corruption.what;
+      EXPECT_EQ(w.states, after.at(id).states) << corruption.what;
+    }
+  }
+  EXPECT_EQ(refused, static_cast<int>(corruptions.size()));
+  // A rank shard of another world size points to the universal form.
+  write_file(universal, good);
+  save_checkpoint(saved.optimizer, folder.string());
+  rewrite(rank_checkpoint_path(folder.string(), 0, 1), [](auto&, auto& m) { m["world_size"] = "4"; });
+  Solo target;
+  try {
+    load_rank_checkpoint(target.optimizer, folder.string());
+    ADD_FAILURE() << "loaded a shard of another world size";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("load the universal checkpoint"), std::string::npos) << e.what();
+  }
+  fs::remove_all(folder);
+}
+
+// A save killed half-way leaves the previous checkpoint whole and loadable.
+TEST(Checkpoint, AKilledSaveLeavesThePreviousCheckpointIntact) {
+  Solo solo;
+  solo.steps(2);
+  const fs::path folder = fresh_folder("killed");
+  save_checkpoint(solo.optimizer, folder.string());
+  const fs::path shard = rank_checkpoint_path(folder.string(), 0, 1);
+  const Bytes previous = read_file(shard);
+  solo.steps(1);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::setenv("BITPARITY_TEST_PAUSE_MID_WRITE", "60", 1);
+    save_checkpoint(solo.optimizer, folder.string());
+    std::_Exit(0);
+  }
+  // Kill it once half of the new shard is on disk.
+  bool half_written = false;
+  for (int i = 0; i < 400 && !half_written; ++i) {
+    for (const auto& entry : fs::directory_iterator(folder)) {
+      if (entry.path().filename().string().rfind(".rank-", 0) == 0 && entry.file_size() > 0) half_written = true;
+    }
+    if (!half_written) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(half_written) << "the save never started writing";
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(read_file(shard), previous);
+  Solo loaded;
+  load_rank_checkpoint(loaded.optimizer, folder.string());
+  EXPECT_EQ(loaded.optimizer.completed_steps(), 2);
+  fs::remove_all(folder);
+}
+
+TEST(Checkpoint, NamesFaults) {
+  for (CheckpointFault fault : kCheckpointFaults) {
+    EXPECT_EQ(parse_checkpoint_fault(checkpoint_fault_name(fault)), fault);
+    EXPECT_TRUE(is_checkpoint_fault_name(checkpoint_fault_name(fault)));
+  }
+  EXPECT_THROW(parse_checkpoint_fault("checkpoint-nope"), Error);
+}
+
+}  // namespace
+}  // namespace bitparity::distributed

@@ -1,0 +1,114 @@
+// `bitparity checkpoint inspect FILE`: what a checkpoint holds (header, tensors, checksums, layout),
+// checked as strictly as loading it would be. A file that is not valid safetensors is refused
+// (exit 2); a bitparity checkpoint whose tensors do not match their CRC-32 fails (exit 1).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "bitparity/reports/commands.hpp"
+#include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/result_file.hpp"
+#if BITPARITY_HAS_MPI
+#include "bitparity/distributed/checkpoint.hpp"
+#include "bitparity/distributed/safetensors.hpp"
+#endif
+
+namespace bitparity::reports {
+
+void add_checkpoint_command(CLI::App& app, CheckpointCommand& command) {
+  auto* checkpoint = app.add_subcommand("checkpoint", "checkpoints written by `sharded --property P11` (safetensors)");
+  checkpoint->require_subcommand(1);
+  auto* inspect = checkpoint->add_subcommand(
+      "inspect", "print a safetensors file's header, tensors, checksums and layout; exit 1 when a checksum does not match");
+  inspect->add_option("FILE", command.file, "a .safetensors file (universal.safetensors, rank-RRRRR-of-WWWWW.safetensors)")->required();
+  inspect->add_option("--json", command.json, "also write what was found as JSON (atomically)");
+}
+
+#if BITPARITY_HAS_MPI
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+int run_checkpoint_command(const CheckpointCommand& command) {
+  if (!command.json.empty()) check_result_path("--json", command.json);
+  const distributed::SafetensorsFile file = distributed::read_safetensors(command.file);
+  const bool ours = file.metadata.count("format") != 0 && file.metadata.at("format") == distributed::kCheckpointFormat;
+  nlohmann::json checksums = nlohmann::json::object();
+  std::vector<std::string> bad;
+  if (ours) {
+    bad = distributed::checksum_mismatches(file);
+    if (file.metadata.count("crc32") != 0) checksums = nlohmann::json::parse(file.metadata.at("crc32"), nullptr, false);
+  }
+  std::printf("checkpoint %s: %zu bytes, header %llu bytes, %zu tensors\n", command.file.c_str(), file.contents.size(),
+              static_cast<unsigned long long>(file.header_bytes), file.tensors.size());
+  if (ours) {
+    const auto& m = file.metadata;
+    const auto value = [&](const char* key) { return m.count(key) ? m.at(key) : std::string("?"); };
+    std::printf("  %s, %s form: %s with %s states (block size %s), step %s\n", value("format").c_str(), value("form").c_str(),
+                value("optimizer").c_str(), value("states").c_str(), value("blocksize").c_str(), value("step").c_str());
+    std::printf("  saved by a world of %s rank(s), layout %s%s\n", value("world_size").c_str(), value("layout").c_str(),
+                m.count("rank") ? (", this file rank " + m.at("rank")).c_str() : "");
+    const nlohmann::json groups = nlohmann::json::parse(value("groups"), nullptr, false);
+    if (groups.is_array()) {
+      for (const auto& group : groups) {
+        std::printf("  group %s: %zu parameter(s), param %s, grad %s, hyperparameters %s\n", group.value("id", nlohmann::json()).dump().c_str(),
+                    group.value("parameters", nlohmann::json::array()).size(), group.value("param_dtype", std::string("?")).c_str(),
+                    group.value("grad_dtype", std::string("?")).c_str(), group.value("hyperparameters", nlohmann::json()).dump().c_str());
+      }
+    }
+    if (m.count("code_maps")) {
+      const nlohmann::json maps = nlohmann::json::parse(m.at("code_maps"), nullptr, false);
+      if (maps.is_object()) {
+        for (const auto& [state, values] : maps.items()) std::printf("  code map of %s: %zu values\n", state.c_str(), values.size());
+      }
+    }
+  } else {
+    std::printf("  not a bitparity checkpoint (no \"format\": %s): tensors listed, no checksums to check\n",
+                distributed::kCheckpointFormat);
+    for (const auto& [key, text] : file.metadata) std::printf("  metadata %s = %s\n", key.c_str(), text.c_str());
+  }
+  std::printf("  %-40s %-5s %-14s %12s %-9s %s\n", "tensor", "dtype", "shape", "bytes", "crc32", "check");
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const auto& [name, entry] : file.tensors) {
+    const std::string computed = [&] {
+      char text[9];
+      std::snprintf(text, sizeof text, "%08x", distributed::tensor_crc32(file.bytes(name)));
+      return std::string(text);
+    }();
+    const bool mismatch = std::find(bad.begin(), bad.end(), name) != bad.end();
+    const std::string check = !ours ? "-" : mismatch ? "MISMATCH" : "ok";
+    std::printf("  %-40s %-5s %-14s %12llu %-9s %s\n", name.c_str(), entry.dtype.c_str(), shape_text(entry.shape).c_str(),
+                static_cast<unsigned long long>(entry.end - entry.begin), computed.c_str(), check.c_str());
+    nlohmann::json t = {{"name", name}, {"dtype", entry.dtype}, {"shape", entry.shape}, {"data_offsets", {entry.begin, entry.end}},
+                        {"crc32", computed}, {"check", check}};
+    if (checksums.is_object() && checksums.contains(name)) t["crc32_stored"] = checksums[name];
+    tensors.push_back(t);
+  }
+  if (ours) {
+    std::printf("summary: %s\n", bad.empty() ? "every tensor matches its CRC-32"
+                                             : (std::to_string(bad.size()) + " tensor(s) do not match their CRC-32: the file is corrupt").c_str());
+  }
+  if (!command.json.empty()) {
+    nlohmann::json metadata = nlohmann::json::object();
+    for (const auto& [key, text] : file.metadata) metadata[key] = text;
+    const nlohmann::json document = {{"schema", "bitparity.checkpoint-inspect/1"}, {"file", command.file},
+                                     {"bytes", file.contents.size()},           {"header_bytes", file.header_bytes},
+                                     {"bitparity_checkpoint", ours},           {"metadata", metadata},
+                                     {"tensors", tensors},                     {"corrupt_tensors", bad}};
+    write_result_file(command.json, document.dump(2) + "\n");
+  }
+  return bad.empty() ? exit_passed : exit_failed;
+}
+#else
+int run_checkpoint_command(const CheckpointCommand&) {
+  throw UsageError("this bitparity was built without MPI, which its checkpoints come with; install Open MPI (./scripts/install-deps) and rebuild");
+}
+#endif
+
+}  // namespace bitparity::reports
