@@ -257,11 +257,11 @@ struct UniversalNames {
   std::vector<std::string> states, absmax;
 };
 
-UniversalNames universal_names(const ShardedConfig& config, std::uint64_t id) {
+UniversalNames universal_names(OptimizerKind kind, bool eight_bit, std::uint64_t id) {
   UniversalNames names;
   names.param = "param/" + std::to_string(id);
-  for (std::string_view state : state_names(config.kind)) {
-    if (config.eight_bit) {
+  for (std::string_view state : state_names(kind)) {
+    if (eight_bit) {
       names.states.push_back(std::string(state) + ".codes/" + std::to_string(id));
       names.absmax.push_back(std::string(state) + ".absmax/" + std::to_string(id));
     } else {
@@ -335,6 +335,7 @@ std::string_view checkpoint_fault_name(CheckpointFault fault) {
     case CheckpointFault::absmax_not_restored: return "checkpoint-absmax-not-restored";
     case CheckpointFault::padding_kept: return "checkpoint-padding-kept";
     case CheckpointFault::states_by_position: return "checkpoint-states-by-position";
+    case CheckpointFault::states_left_on_cpu: return "checkpoint-states-left-on-cpu";
   }
   return "?";
 }
@@ -346,6 +347,7 @@ std::string_view checkpoint_fault_description(CheckpointFault fault) {
     case CheckpointFault::absmax_not_restored: return "8-bit states load their codes but keep zeroed absmax";
     case CheckpointFault::padding_kept: return "the universal form cuts the gathered shards by size alone, keeping the padding";
     case CheckpointFault::states_by_position: return "parameters loaded in the file's order instead of by id";
+    case CheckpointFault::states_left_on_cpu: return "a parameter's loaded state stays on the CPU whatever the parameter's device";
   }
   return "?";
 }
@@ -354,7 +356,8 @@ bool is_checkpoint_fault_name(std::string_view name) { return name.rfind("checkp
 
 CheckpointFault parse_checkpoint_fault(std::string_view name) {
   std::string names;
-  for (CheckpointFault fault : kCheckpointFaults) {
+  for (CheckpointFault fault : {CheckpointFault::step_not_restored, CheckpointFault::absmax_not_restored, CheckpointFault::padding_kept,
+                                 CheckpointFault::states_by_position, kDevicePlacementFault}) {
     if (checkpoint_fault_name(fault) == name) return fault;
     names += (names.empty() ? "" : ", ") + std::string(checkpoint_fault_name(fault));
   }
@@ -429,7 +432,7 @@ void save_checkpoint(ShardedOptimizer& optimizer, const std::string& folder, Che
       for (const GroupConfig& group : config.groups) {
         for (const ParameterSpec& p : group.parameters) {
           const WholeParameter& w = whole.at(p.id);
-          const UniversalNames universal = universal_names(config, p.id);
+          const UniversalNames universal = universal_names(config.kind, config.eight_bit, p.id);
           tensors.push_back({universal.param, safetensors_dtype(group.param_dtype), {p.numel}, w.param});
           for (std::size_t k = 0; k < w.states.size(); ++k) {
             tensors.push_back({universal.states[k], config.eight_bit ? "U8" : "F32", {p.numel}, w.states[k]});
@@ -475,7 +478,7 @@ void load_universal_checkpoint(ShardedOptimizer& optimizer, const std::string& f
       for (const ParameterSpec& p : group.parameters) {
         const std::uint64_t source = fault == CheckpointFault::states_by_position && position < file_order.size() ? file_order[position] : p.id;
         ++position;
-        const UniversalNames names = universal_names(config, source);
+        const UniversalNames names = universal_names(config.kind, config.eight_bit, source);
         WholeParameter& w = whole[p.id];
         w.group_id = group.id;
         expect_tensor(file, names.param, safetensors_dtype(group.param_dtype), p.numel);
@@ -501,6 +504,54 @@ void load_universal_checkpoint(ShardedOptimizer& optimizer, const std::string& f
   }
   agree(optimizer.communicator(), problem, "load the checkpoint");
   optimizer.restore(std::move(groups), whole, step);
+}
+
+ParameterState load_parameter_state(const std::string& path, std::uint64_t id, const TensorView& param, CheckpointFault fault) {
+  const SafetensorsFile file = read_safetensors(path);
+  if (text_of(file.metadata, "format", path) != kCheckpointFormat) {
+    refuse(path, "its format is '" + file.metadata.at("format") + "', this bitparity reads " + kCheckpointFormat);
+  }
+  if (text_of(file.metadata, "form", path) != "universal") refuse(path, "per-parameter states load from the universal form");
+  if (const auto bad = checksum_mismatches(file); !bad.empty()) {
+    refuse(path, "tensor \"" + bad.front() + "\" does not match its CRC-32; restore the file from a good copy");
+  }
+  ParameterState loaded;
+  try {
+    loaded.kind = parse_optimizer(text_of(file.metadata, "optimizer", path));
+  } catch (const Error& e) {
+    refuse(path, e.what());
+  }
+  const bool eight_bit = text_of(file.metadata, "states", path) == "8-bit";
+  const std::int64_t blocksize = parse_count(file.metadata, "blocksize", path);
+  const json groups = json_of(file.metadata, "groups", path);
+  bool found = false;
+  for (const json& group : groups.is_array() ? groups : json::array()) {
+    for (const json& p : group.value("parameters", json::array())) {
+      if (p.is_object() && p.value("id", json()).is_number_unsigned() && p["id"].get<std::uint64_t>() == id) {
+        loaded.hyper = parse_hyperparameters(group.value("hyperparameters", json()), path);
+        found = true;
+      }
+    }
+  }
+  if (!found) refuse(path, "it holds no parameter " + std::to_string(id));
+  loaded.hyper.step = parse_count(file.metadata, "step", path);
+  const UniversalNames names = universal_names(loaded.kind, eight_bit, id);
+  expect_tensor(file, names.param, safetensors_dtype(param.dtype), param.numel());
+  const std::int64_t n = param.numel(), blocks = eight_bit ? (n + blocksize - 1) / blocksize : 0;
+  for (const std::string& name : names.states) expect_tensor(file, name, eight_bit ? "U8" : "F32", n);
+  for (const std::string& name : names.absmax) expect_tensor(file, name, "F32", blocks);
+  // The state follows its parameter's device; the fault leaves it where the file was read.
+  const Device device = fault == CheckpointFault::states_left_on_cpu ? Device::cpu() : param.device;
+  loaded.state = std::make_unique<OptimizerState>(loaded.kind, n, device, StateOptions{eight_bit, blocksize, 0});
+  for (std::size_t k = 0; k < names.states.size(); ++k) {
+    const auto codes = file.bytes(names.states[k]);
+    loaded.state->write_buffer(eight_bit ? 2 * k : k, codes.data(), static_cast<std::int64_t>(codes.size()));
+    if (eight_bit) {
+      const auto absmax = file.bytes(names.absmax[k]);
+      loaded.state->write_buffer(2 * k + 1, absmax.data(), static_cast<std::int64_t>(absmax.size()));
+    }
+  }
+  return loaded;
 }
 
 void load_rank_checkpoint(ShardedOptimizer& optimizer, const std::string& folder, CheckpointFault fault) {

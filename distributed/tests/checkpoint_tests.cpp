@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "bitparity/distributed/rank_parity.hpp"
 #include "bitparity/distributed/safetensors.hpp"
 #include "bitparity/distributed/solo_communicator.hpp"
+#include "device_placement_support.hpp"
 #include "bitparity/kernels/errors.hpp"
 
 namespace bitparity::distributed {
@@ -337,11 +339,59 @@ TEST(Checkpoint, AKilledSaveLeavesThePreviousCheckpointIntact) {
   fs::remove_all(folder);
 }
 
+// torch's load_state_dict places each state on its parameter's device: on a CPU parameter the
+// loaded state is on the CPU and holds exactly the checkpoint's bytes.
+TEST(DevicePlacement, LoadedStateFollowsACpuParameterWithTheCheckpointsBytes) {
+  for (const bool eight_bit : {false, true}) {
+    const fs::path folder = fresh_folder("placement");
+    const testing::SavedParameter saved = testing::save_one_parameter(OptimizerKind::adam, eight_bit, folder.string());
+    fixtures::HostTensor param = fixtures::HostTensor::buffer(saved.dtype, saved.numel);
+    std::memcpy(param.view().data, saved.param.data(), saved.param.size());
+    const ParameterState loaded = load_parameter_state(saved.path, saved.id, param.view());
+    EXPECT_EQ(loaded.state->device(), Device::cpu());
+    EXPECT_EQ(loaded.hyper.step, 2);
+    const SafetensorsFile file = read_safetensors(saved.path);
+    const std::string id = std::to_string(saved.id);
+    const std::vector<std::string> names =
+        eight_bit ? std::vector<std::string>{"exp_avg.codes/" + id, "exp_avg.absmax/" + id, "exp_avg_sq.codes/" + id, "exp_avg_sq.absmax/" + id}
+                  : std::vector<std::string>{"exp_avg/" + id, "exp_avg_sq/" + id};
+    ASSERT_EQ(loaded.state->buffer_count(), names.size());
+    for (std::size_t b = 0; b < names.size(); ++b) {
+      const auto bytes = file.bytes(names[b]);
+      EXPECT_EQ(loaded.state->read_buffer(b), Bytes(bytes.begin(), bytes.end())) << names[b];
+    }
+    // Another parameter's size is refused.
+    fixtures::HostTensor other = fixtures::HostTensor::buffer(saved.dtype, saved.numel + 1);
+    EXPECT_THROW(load_parameter_state(saved.path, saved.id, other.view()), Error);
+    fs::remove_all(folder);
+  }
+}
+
+// The kernels refuse a step whose state is on another device than its parameter, naming the state
+// and both devices, before anything runs (the parameter's views here only claim to be on cuda:0).
+TEST(DevicePlacement, AStepWithStateAndParameterOnDifferentDevicesIsRefused) {
+  std::vector<float> param(64, 0.5f), grad(64, 0.25f), m(64, 0.0f), v(64, 0.0f);
+  const TensorView p = contiguous_view(param.data(), DType::f32, Device::cuda(0), {64});
+  const TensorView g = contiguous_view(grad.data(), DType::f32, Device::cuda(0), {64});
+  const std::vector<TensorView> states = {contiguous_view(m.data(), DType::f32, Device::cpu(), {64}),
+                                          contiguous_view(v.data(), DType::f32, Device::cpu(), {64})};
+  try {
+    (void)optimizer_step(OptimizerKind::adam, typical_hyperparameters(OptimizerKind::adam), p, g, states);
+    FAIL() << "a step with the state on the CPU and the parameter on cuda:0 was computed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::device_mismatch);
+    const std::string text = e.what();
+    for (const char* word : {"exp_avg", "cpu", "cuda:0"}) EXPECT_NE(text.find(word), std::string::npos) << text;
+  }
+  EXPECT_EQ(param[0], 0.5f);
+}
+
 TEST(Checkpoint, NamesFaults) {
   for (CheckpointFault fault : kCheckpointFaults) {
     EXPECT_EQ(parse_checkpoint_fault(checkpoint_fault_name(fault)), fault);
     EXPECT_TRUE(is_checkpoint_fault_name(checkpoint_fault_name(fault)));
   }
+  EXPECT_EQ(parse_checkpoint_fault(checkpoint_fault_name(kDevicePlacementFault)), kDevicePlacementFault);
   EXPECT_THROW(parse_checkpoint_fault("checkpoint-nope"), Error);
 }
 

@@ -13,6 +13,8 @@
 #   ranks.sh BITPARITY json W FILE       the JSON rows carry world_size, layout and ranks
 #   ranks.sh BITPARITY resume W OPTIMIZER  P11 for every (W, W') in 1..W, OPTIMIZER (or "all"), every
 #                                        dtype, layout and states
+#   ranks.sh BITPARITY resume-device W DEVICE  P11 saving on cpu and resuming on DEVICE (cuda:0), and
+#                                        the other way round; exit 77 (skipped) without the GPU
 #   ranks.sh BITPARITY checkpoint W DIR  checkpoint inspect: a good file passes, a flipped byte fails
 #                                        (exit 1, MISMATCH), a truncated file is refused (exit 2)
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
@@ -105,6 +107,16 @@ case "$kind" in
     code=$?
     tail -n 2 "$out"
     [ "$code" -eq 0 ] || { grep -A2 "^FAILED" "$out" | head -n 12; fail "resume differs from the run that never stopped (exit $code)"; }
+    ;;
+  resume-device)
+    if ! "$bin" list | grep -q "^  $arg\$"; then
+      [ -n "$BITPARITY_REQUIRE_GPU" ] && [ "$BITPARITY_REQUIRE_GPU" != 0 ] && fail "no $arg and BITPARITY_REQUIRE_GPU is set"
+      echo "skipped: no $arg here"; exit 77
+    fi
+    mpirun -np "$world" "$bin" sharded --property P11 --all-world-pairs --resume-implementation "$arg" --steps 2 --seed 12 \
+      || fail "saved on cpu, resumed on $arg: not the run that never stopped (exit $?)"
+    mpirun -np "$world" "$bin" sharded --property P11 --all-world-pairs --implementation "$arg" --resume-implementation cpu \
+      --steps 2 --seed 13 || fail "saved on $arg, resumed on cpu: not the run that never stopped (exit $?)"
     ;;
   checkpoint)
     rm -rf "$arg"

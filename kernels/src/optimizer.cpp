@@ -52,6 +52,12 @@ bool may_overlap(const TensorView& a, const TensorView& b) {
 
 }  // namespace
 
+void require_available(const Device& device) {
+  if (device.kind == DeviceKind::cuda && (!cuda_built() || device.index >= cuda_device_count())) {
+    throw Error(ErrorCode::device_unavailable, "tensors are on " + device.str() + " but it is not available");
+  }
+}
+
 OptimizerParams prepare_param_and_grad(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                                        const TensorView& grad) {
   const std::string name(optimizer_info(kind).name);
@@ -72,9 +78,6 @@ OptimizerParams prepare_param_and_grad(OptimizerKind kind, const Hyperparameters
   }
   if (may_overlap(param, grad)) {
     throw Error(ErrorCode::overlapping_output, name + ": the gradient shares storage with the parameter");
-  }
-  if (param.device.kind == DeviceKind::cuda && (!cuda_built() || param.device.index >= cuda_device_count())) {
-    throw Error(ErrorCode::device_unavailable, "tensors are on " + param.device.str() + " but it is not available");
   }
   p.param = param.data;
   p.param_dtype = param.dtype;
@@ -97,7 +100,8 @@ OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters
   }
   std::vector<const TensorView*> written = {&param};
   for (std::size_t k = 0; k < states.size(); ++k) {
-    const std::string role = name + " state " + std::to_string(k);
+    const std::string role = name + " state " + std::to_string(k) + " (" +
+                             std::string(optimizer_info(kind).state_specs[k].name) + ")";
     if (states[k].dtype != DType::f32) {
       throw Error(ErrorCode::dtype_mismatch, role + " must be f32, got " + dtype_name(states[k].dtype));
     }
@@ -125,6 +129,7 @@ OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters
     p.state[k] = static_cast<float*>(states[k].data);
     p.state_index[k] = states[k].index;
   }
+  require_available(param.device);  // after every view is checked: a state on the wrong device is named first
   return p;
 }
 

@@ -100,7 +100,8 @@ Optimizer8Params prepare_optimizer8_step(OptimizerKind kind, const Hyperparamete
   p.blocksize = blocksize;
   const std::int64_t n = param.numel(), blocks = block_count(n, blocksize);
   for (int k = 0; k < info.states; ++k) {
-    const std::string role = name + " state " + std::to_string(k);
+    const std::string role = name + " state " + std::to_string(k) + " (" +
+                             std::string(optimizer_info(kind).state_specs[k].name) + ")";
     const TensorView& codes = states[k].codes;
     const TensorView& absmax = states[k].absmax;
     if (codes.dtype != DType::u8 || absmax.dtype != DType::f32) {
@@ -117,14 +118,17 @@ Optimizer8Params prepare_optimizer8_step(OptimizerKind kind, const Hyperparamete
                                                    " values (block size " + std::to_string(blocksize) + "), got " +
                                                    absmax.describe());
     }
-    if (!(codes.device == param.device) || !(absmax.device == param.device)) {
-      throw Error(ErrorCode::device_mismatch, role + " is on " + codes.device.str() + " but the parameter is on " +
-                                                  param.device.str() + "; move the state to " + param.device.str());
+    for (const auto& [part, view] : {std::pair<const char*, const TensorView*>{" codes", &codes}, {" absmax", &absmax}}) {
+      if (!(view->device == param.device)) {
+        throw Error(ErrorCode::device_mismatch, role + part + " is on " + view->device.str() + " but the parameter is on " +
+                                                    param.device.str() + "; move the state to " + param.device.str());
+      }
     }
     p.codes[k] = static_cast<std::uint8_t*>(codes.data);
     p.absmax[k] = static_cast<float*>(absmax.data);
     p.table_of_state[k] = state8_format(kind, k) == QuantFormat::dynamic8_unsigned ? 1 : 0;
   }
+  require_available(param.device);  // after every view is checked: a state on the wrong device is named first
   return p;
 }
 

@@ -67,6 +67,31 @@ OptimizerState::~OptimizerState() {
   }
 }
 
+void OptimizerState::write_buffer(std::size_t index, const void* host_bytes, std::int64_t bytes) {
+  if (index >= buffers_.size() || bytes != sizes_[index]) {
+    throw Error(ErrorCode::invalid_argument, "state buffer " + std::to_string(index) + " holds " +
+                                                 (index < sizes_.size() ? std::to_string(sizes_[index]) : std::string("no")) +
+                                                 " bytes, given " + std::to_string(bytes));
+  }
+  if (bytes == 0) return;
+  if (device_.kind == DeviceKind::cpu) {
+    std::memcpy(buffers_[index], host_bytes, static_cast<std::size_t>(bytes));
+  } else {
+    cuda::copy_to_device(device_.index, buffers_[index], host_bytes, bytes);
+  }
+}
+
+std::vector<std::uint8_t> OptimizerState::read_buffer(std::size_t index) const {
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(sizes_.at(index)));
+  if (bytes.empty()) return bytes;
+  if (device_.kind == DeviceKind::cpu) {
+    std::memcpy(bytes.data(), buffers_[index], bytes.size());
+  } else {
+    cuda::copy_to_host(device_.index, bytes.data(), buffers_[index], sizes_[index]);
+  }
+  return bytes;
+}
+
 void* OptimizerState::allocate(std::int64_t bytes) {
   if (device_.kind == DeviceKind::cuda) return cuda::allocate(device_.index, bytes);
   void* pointer = std::malloc(static_cast<std::size_t>(bytes > 0 ? bytes : 1));

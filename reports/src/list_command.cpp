@@ -91,6 +91,9 @@ int run_list_command() {
     std::printf("  %-32s %s (P11)\n", std::string(distributed::checkpoint_fault_name(fault)).c_str(),
                 std::string(distributed::checkpoint_fault_description(fault)).c_str());
   }
+  std::printf("  %-32s %s (ctest -R DevicePlacement, on a GPU)\n",
+              std::string(distributed::checkpoint_fault_name(distributed::kDevicePlacementFault)).c_str(),
+              std::string(distributed::checkpoint_fault_description(distributed::kDevicePlacementFault)).c_str());
 #else
   std::printf("sharded: not built (no Open MPI found; ./scripts/install-deps installs it)\n");
 #endif

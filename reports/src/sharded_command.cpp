@@ -292,6 +292,10 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
         plan.storage_fault = distributed::parse_storage_fault(command.mutant);
       } else if (distributed::is_checkpoint_fault_name(command.mutant)) {
         plan.checkpoint_fault = distributed::parse_checkpoint_fault(command.mutant);
+        if (plan.checkpoint_fault == distributed::kDevicePlacementFault) {
+          throw UsageError(command.mutant + " moves no state in the sharded driver (its states stay on the host); it is killed by "
+                                            "the device-placement test on a GPU: ctest -R DevicePlacement");
+        }
       } else {
         plan.fault = distributed::parse_fault(command.mutant);
       }

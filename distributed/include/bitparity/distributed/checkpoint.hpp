@@ -7,6 +7,7 @@
 // world size, block size and the code maps of 8-bit states. Loading checks all of it before it
 // changes anything, and refuses (on every rank alike) what does not fit, naming what and why.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,9 +25,12 @@ enum class CheckpointFault {
   absmax_not_restored,  // 8-bit states load their codes but keep zeroed absmax
   padding_kept,         // the universal form cuts gathered shards by size alone, keeping padding
   states_by_position,   // parameters loaded in the file's order instead of by id
+  states_left_on_cpu,   // field bug 4: a parameter's loaded state stays on the CPU whatever its device
 };
 inline constexpr CheckpointFault kCheckpointFaults[] = {CheckpointFault::step_not_restored, CheckpointFault::absmax_not_restored,
                                                         CheckpointFault::padding_kept, CheckpointFault::states_by_position};
+// Killed by the device-placement test on a GPU (on a CPU-only machine it changes nothing).
+inline constexpr CheckpointFault kDevicePlacementFault = CheckpointFault::states_left_on_cpu;
 std::string_view checkpoint_fault_name(CheckpointFault fault);  // "checkpoint-step-not-restored", ...
 std::string_view checkpoint_fault_description(CheckpointFault fault);
 bool is_checkpoint_fault_name(std::string_view name);
@@ -48,6 +52,17 @@ void load_universal_checkpoint(ShardedOptimizer& optimizer, const std::string& f
 // Collective: every rank reads its own shard file, which must come from the same world size,
 // layout and groups (otherwise: load the universal form).
 void load_rank_checkpoint(ShardedOptimizer& optimizer, const std::string& folder, CheckpointFault fault = CheckpointFault::none);
+
+// One parameter's optimizer state from a universal checkpoint, placed on the parameter's device as
+// torch's Optimizer.load_state_dict moves each state to its parameter's device. The file is checked
+// as load_universal_checkpoint checks it, and the parameter's size and dtype against it.
+struct ParameterState {
+  OptimizerKind kind = OptimizerKind::adam;
+  Hyperparameters hyper;  // its group's, with the step count of the checkpoint
+  std::unique_ptr<OptimizerState> state;
+};
+ParameterState load_parameter_state(const std::string& path, std::uint64_t id, const TensorView& param,
+                                    CheckpointFault fault = CheckpointFault::none);
 
 // The tensors whose CRC-32 in the header does not match their bytes (or that have none), for
 // `checkpoint inspect`; throws Error when the file is not a bitparity checkpoint.

@@ -6,6 +6,15 @@
 
 namespace bitparity {
 
+// Leading zero bits of a nonzero 64-bit word (undefined for 0, as the builtins are).
+BP_HD int count_leading_zeros(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __clzll(static_cast<long long>(x));
+#else
+  return __builtin_clzll(x);
+#endif
+}
+
 BP_HD std::uint32_t float_bits(float value) {
 #if defined(__CUDA_ARCH__)
   return __float_as_uint(value);

@@ -111,13 +111,6 @@ struct ExactFloatSum {
     if (offset != 0 && index + 1 < kLimbs) window |= value[index + 1] << (64 - offset);
     return count >= 64 ? window : window & ((std::uint64_t{1} << count) - 1);
   }
-  BP_HD static int count_leading_zeros(std::uint64_t x) {
-#if defined(__CUDA_ARCH__)
-    return __clzll(static_cast<long long>(x));
-#else
-    return __builtin_clzll(x);
-#endif
-  }
 };
 
 }  // namespace bitparity

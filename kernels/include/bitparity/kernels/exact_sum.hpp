@@ -70,13 +70,6 @@ struct ExactSquareSum {
     return ldexp(static_cast<double>(kept), exponent);
   }
 
-  BP_HD static int count_leading_zeros(std::uint64_t x) {
-#if defined(__CUDA_ARCH__)
-    return __clzll(static_cast<long long>(x));
-#else
-    return __builtin_clzll(x);
-#endif
-  }
 };
 
 }  // namespace bitparity

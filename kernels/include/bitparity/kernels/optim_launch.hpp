@@ -38,6 +38,9 @@ void apply_pass(int device, const OptimizerParams& params, const LaunchConfig& l
 OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                                        const TensorView& grad, const std::vector<TensorView>& states);
 
+// Throws device_unavailable for a CUDA device that is absent or not built; the prepare_* functions
+// call it after validating every view.
+void require_available(const Device& device);
 // The parameter and gradient part of the validation (shared with the 8-bit optimizers).
 OptimizerParams prepare_param_and_grad(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                                        const TensorView& grad);

@@ -37,6 +37,13 @@ class OptimizerState {
   OptimizerState& operator=(const OptimizerState&) = delete;
 
   StatePath path() const { return path_; }
+  Device device() const { return device_; }
+  // The raw buffers in plan order (fp32: one per state; 8-bit: codes then absmax per state), for
+  // checkpoints: copied from or to host bytes, wherever the state lives.
+  std::size_t buffer_count() const { return buffers_.size(); }
+  std::int64_t buffer_bytes(std::size_t index) const { return sizes_.at(index); }
+  void write_buffer(std::size_t index, const void* host_bytes, std::int64_t bytes);  // bytes must match
+  std::vector<std::uint8_t> read_buffer(std::size_t index) const;
   std::int64_t bytes() const;  // optimizer-state bytes of this tensor
   // One step on this parameter with this state (dispatches to optimizer_step or optimizer8_step).
   bool step(const Hyperparameters& hyper, const TensorView& param, const TensorView& grad,
