@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -220,6 +221,13 @@ SafetensorsFile parse_safetensors(std::vector<std::uint8_t> contents, const std:
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw Error(ErrorCode::invalid_argument, "'" + path + "' is a folder; give the path of a .safetensors file in it");
+  }
+  if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error)) {
+    throw Error(ErrorCode::invalid_argument, "'" + path + "' is not a regular file (a device or a pipe); give the path of a .safetensors file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::invalid_argument, "cannot open '" + path + "': " + std::strerror(errno) + "; give the path of a .safetensors file");
   std::vector<std::uint8_t> contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
