@@ -111,12 +111,6 @@ Hyperparameters parse_hyperparameters(const json& j, const std::string& path) {
   return h;
 }
 
-std::string hex32(std::uint32_t value) {
-  char text[9];
-  std::snprintf(text, sizeof text, "%08x", value);
-  return text;
-}
-
 std::int64_t parse_count(const Metadata& metadata, const std::string& key, const std::string& path) {
   const auto found = metadata.find(key);
   if (found == metadata.end()) refuse(path, "its header has no \"" + key + "\"");
@@ -186,7 +180,7 @@ Metadata base_metadata(const ShardedOptimizer& optimizer, const char* form, std:
 // The tensors and metadata of one file, checksummed, to its path atomically.
 void write_checkpoint_file(const std::string& path, const std::vector<SafetensorsTensor>& tensors, Metadata metadata) {
   json checksums = json::object();
-  for (const SafetensorsTensor& t : tensors) checksums[t.name] = hex32(tensor_crc32(t.bytes));
+  for (const SafetensorsTensor& t : tensors) checksums[t.name] = tensor_crc32_hex(t.bytes);
   metadata["crc32"] = checksums.dump();
   fixtures::write_file_atomically(path, serialize_safetensors(tensors, metadata));
 }
@@ -378,13 +372,19 @@ std::uint32_t tensor_crc32(std::span<const std::uint8_t> bytes) {
   return crc.checksum();
 }
 
+std::string tensor_crc32_hex(std::span<const std::uint8_t> bytes) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", tensor_crc32(bytes));
+  return text;
+}
+
 std::vector<std::string> checksum_mismatches(const SafetensorsFile& file) {
   const json checksums = json_of(file.metadata, "crc32", file.source);
   if (!checksums.is_object()) refuse(file.source, "\"crc32\" is not an object of tensor checksums");
   std::vector<std::string> bad;
   for (const auto& [name, entry] : file.tensors) {
     const auto found = checksums.find(name);
-    if (found == checksums.end() || !found->is_string() || found->get<std::string>() != hex32(tensor_crc32(file.bytes(name)))) {
+    if (found == checksums.end() || !found->is_string() || found->get<std::string>() != tensor_crc32_hex(file.bytes(name))) {
       bad.push_back(name);
     }
   }

@@ -151,18 +151,19 @@ void write_file(const fs::path& path, const Bytes& bytes) {
 
 // The file rewritten with its tensors changed by `edit` and checksums that match again: only
 // the checkpoint's own checks can refuse it.
-void rewrite(const fs::path& path, const std::function<void(std::vector<SafetensorsTensor>&, std::map<std::string, std::string>&)>& edit) {
-  const SafetensorsFile file = read_safetensors(path.string());
+std::vector<SafetensorsTensor> tensors_of(const SafetensorsFile& file) {
   std::vector<SafetensorsTensor> tensors;
   for (const auto& [name, entry] : file.tensors) tensors.push_back({name, entry.dtype, entry.shape, file.bytes(name)});
+  return tensors;
+}
+
+void rewrite(const fs::path& path, const std::function<void(std::vector<SafetensorsTensor>&, std::map<std::string, std::string>&)>& edit) {
+  const SafetensorsFile file = read_safetensors(path.string());
+  std::vector<SafetensorsTensor> tensors = tensors_of(file);
   std::map<std::string, std::string> metadata = file.metadata;
   edit(tensors, metadata);
   nlohmann::json crc = nlohmann::json::object();
-  for (const auto& t : tensors) {
-    char text[9];
-    std::snprintf(text, sizeof text, "%08x", tensor_crc32(t.bytes));
-    crc[t.name] = text;
-  }
+  for (const auto& t : tensors) crc[t.name] = tensor_crc32_hex(t.bytes);
   metadata["crc32"] = crc.dump();
   const std::string out = serialize_safetensors(tensors, metadata);
   write_file(path, Bytes(out.begin(), out.end()));
@@ -248,13 +249,10 @@ TEST(Checkpoint, RefusesCorruptOrForeignCheckpointsAndChangesNothing) {
          });
        }, "lr"},
       {"checksums missing", [&] {
-         Bytes b = good;
-         SafetensorsFile f = parse_safetensors(b, "x");
-         std::vector<SafetensorsTensor> t;
-         for (const auto& [name, e] : f.tensors) t.push_back({name, e.dtype, e.shape, f.bytes(name)});
+         const SafetensorsFile f = parse_safetensors(good, "x");
          auto m = f.metadata;
          m.erase("crc32");
-         const std::string out = serialize_safetensors(t, m);
+         const std::string out = serialize_safetensors(tensors_of(f), m);
          write_file(universal, Bytes(out.begin(), out.end()));
        }, "crc32"},
       {"a universal file given as a rank shard", [&] {

@@ -76,11 +76,7 @@ int run_checkpoint_command(const CheckpointCommand& command) {
   std::printf("  %-40s %-5s %-14s %12s %-9s %s\n", "tensor", "dtype", "shape", "bytes", "crc32", "check");
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& [name, entry] : file.tensors) {
-    const std::string computed = [&] {
-      char text[9];
-      std::snprintf(text, sizeof text, "%08x", distributed::tensor_crc32(file.bytes(name)));
-      return std::string(text);
-    }();
+    const std::string computed = distributed::tensor_crc32_hex(file.bytes(name));
     const bool mismatch = std::find(bad.begin(), bad.end(), name) != bad.end();
     const std::string check = !ours ? "-" : mismatch ? "MISMATCH" : "ok";
     std::printf("  %-40s %-5s %-14s %12llu %-9s %s\n", name.c_str(), entry.dtype.c_str(), shape_text(entry.shape).c_str(),

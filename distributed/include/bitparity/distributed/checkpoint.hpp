@@ -68,5 +68,6 @@ ParameterState load_parameter_state(const std::string& path, std::uint64_t id, c
 // `checkpoint inspect`; throws Error when the file is not a bitparity checkpoint.
 std::vector<std::string> checksum_mismatches(const SafetensorsFile& file);
 std::uint32_t tensor_crc32(std::span<const std::uint8_t> bytes);
+std::string tensor_crc32_hex(std::span<const std::uint8_t> bytes);  // 8 lowercase hex digits, as the header stores it
 
 }  // namespace bitparity::distributed
