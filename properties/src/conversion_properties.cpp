@@ -6,6 +6,7 @@
 // the value after the largest finite being 2^(emax+1) as for rounding with unbounded exponent),
 // a tie only when h is even. NaN must stay NaN with its sign.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <thread>
@@ -13,6 +14,7 @@
 
 #include "bitparity/fixtures/host_tensor.hpp"
 #include "bitparity/kernels/bits.hpp"
+#include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/property.hpp"
 #include "bitparity/properties/show.hpp"
 #include "bitparity/reference/rounding.hpp"
@@ -63,24 +65,73 @@ bool is_correctly_rounded(const NarrowFormat& f, float x, std::uint32_t h) {
   return true;
 }
 
-void widening(const PropertyTarget& t, PropertyStats& stats, const NarrowFormat& f) {
-  HostTensor narrow = HostTensor::buffer(t.dtype, 65536), wide = HostTensor::buffer(DType::f32, 65536);
-  auto* patterns = reinterpret_cast<std::uint16_t*>(narrow.bytes().data());
-  for (std::uint32_t bits = 0; bits < 65536; ++bits) patterns[bits] = static_cast<std::uint16_t>(bits);
+// The failing input of a sweep, the whole case of a saved one: a replay checks only it.
+struct ConversionInput {
+  bool narrowing = false;  // f32 -> dtype; otherwise dtype -> f32
+  std::uint32_t bits = 0;
+};
+
+nlohmann::json encode_input(const ConversionInput& input) {
+  return {{"direction", input.narrowing ? "narrow" : "widen"}, {"bits", input.bits}};
+}
+
+void decode_input(const nlohmann::json& j, ConversionInput& input) {
+  if (!j.is_object() || !j.contains("direction") || !j.contains("bits") || !j.at("bits").is_number_unsigned() ||
+      j.at("bits").get<std::uint64_t>() > 0xFFFFFFFFull) {
+    throw CaseFileError("a conversion input needs 'direction' (narrow or widen) and 'bits' (a 32-bit pattern)");
+  }
+  const std::string direction = j.at("direction").is_string() ? j.at("direction").get<std::string>() : "";
+  if (direction != "narrow" && direction != "widen") throw CaseFileError("'direction' must be narrow or widen");
+  input.narrowing = direction == "narrow";
+  input.bits = static_cast<std::uint32_t>(j.at("bits").get<std::uint64_t>());
+  if (!input.narrowing && input.bits > 0xFFFF) throw CaseFileError("a widened pattern has 16 bits");
+}
+
+// Record the failing input (when recording) before the violation ends the case.
+void keep_failing_input(const PropertyTarget& t, PropertyStats& stats, bool narrowing, std::uint32_t bits) {
+  if (t.tape != nullptr && !t.tape->is_replaying()) {
+    drawn<ConversionInput>(t, stats, "pattern", [&] { return ConversionInput{narrowing, bits}; });
+  }
+}
+
+// dtype -> f32 of `patterns` (16-bit patterns).
+void widening(const PropertyTarget& t, PropertyStats& stats, const NarrowFormat& f, const std::vector<std::uint16_t>& patterns) {
+  const auto count = static_cast<std::int64_t>(patterns.size());
+  HostTensor narrow = HostTensor::buffer(t.dtype, count), wide = HostTensor::buffer(DType::f32, count);
+  std::memcpy(narrow.bytes().data(), patterns.data(), patterns.size() * 2);
   t.iut->convert(narrow.view(), wide.view(), {});
   const auto* result = reinterpret_cast<const float*>(wide.bytes().data());
-  for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const std::uint32_t bits = patterns[i];
     const double expected = reference::decode_narrow(static_cast<std::uint16_t>(bits), f.exponent_bits, f.fraction_bits);
-    const bool ok = std::isnan(expected) ? (std::isnan(result[bits]) && std::signbit(result[bits]) == ((bits >> 15) & 1u))
-                                         : (static_cast<double>(result[bits]) == expected &&
-                                            std::signbit(result[bits]) == std::signbit(expected));
+    const bool ok = std::isnan(expected) ? (std::isnan(result[i]) && std::signbit(result[i]) == ((bits >> 15) & 1u))
+                                         : (static_cast<double>(result[i]) == expected &&
+                                            std::signbit(result[i]) == std::signbit(expected));
     if (!ok) {
       std::ostringstream text;
-      text << dtype_name(t.dtype) << " -> f32 of " << show_bits(bits, t.dtype) << " gave " << show_float(result[bits])
+      text << dtype_name(t.dtype) << " -> f32 of " << show_bits(bits, t.dtype) << " gave " << show_float(result[i])
            << ", exact value " << show_double(expected);
+      keep_failing_input(t, stats, false, bits);
       report_violation(stats, 1, text.str());
     }
   }
+}
+
+std::vector<std::uint16_t> every_16bit_pattern() {
+  std::vector<std::uint16_t> patterns(65536);
+  for (std::uint32_t bits = 0; bits < 65536; ++bits) patterns[bits] = static_cast<std::uint16_t>(bits);
+  return patterns;
+}
+
+void report_narrowing(const PropertyTarget& t, PropertyStats& stats, const NarrowFormat& f, std::uint32_t input,
+                      std::uint32_t output) {
+  const float x = float_from_bits(input);
+  std::ostringstream text;
+  text << "f32 -> " << dtype_name(t.dtype) << " of " << show_float(x) << " gave " << show_bits(output, t.dtype)
+       << "; round-to-nearest-even gives "
+       << show_bits(std::isnan(x) ? 0u : reference::round_nearest_even_narrow(x, f.exponent_bits, f.fraction_bits), t.dtype);
+  keep_failing_input(t, stats, true, input);
+  report_violation(stats, 1, text.str());
 }
 
 void narrowing(const PropertyTarget& t, PropertyStats& stats, const NarrowFormat& f) {
@@ -110,20 +161,33 @@ void narrowing(const PropertyTarget& t, PropertyStats& stats, const NarrowFormat
     verify(0);
     other.join();
     const std::int64_t bad = first_bad[0] >= 0 ? first_bad[0] : first_bad[1];
-    if (bad >= 0) {
-      const float x = float_from_bits(inputs[bad]);
-      std::ostringstream text;
-      text << "f32 -> " << dtype_name(t.dtype) << " of " << show_float(x) << " gave " << show_bits(outputs[bad], t.dtype)
-           << "; round-to-nearest-even gives "
-           << show_bits(std::isnan(x) ? 0u : reference::round_nearest_even_narrow(x, f.exponent_bits, f.fraction_bits), t.dtype);
-      report_violation(stats, 1, text.str());
-    }
+    if (bad >= 0) report_narrowing(t, stats, f, inputs[bad], outputs[bad]);
   }
+}
+
+// A saved case: the one recorded pattern, through the implementation under test.
+void replay_conversion(const PropertyTarget& t, PropertyStats& stats, const NarrowFormat& f) {
+  const ConversionInput input = drawn<ConversionInput>(t, stats, "pattern", [] { return ConversionInput{}; });
+  if (!input.narrowing) {
+    widening(t, stats, f, {static_cast<std::uint16_t>(input.bits)});
+  } else {
+    HostTensor wide = HostTensor::buffer(DType::f32, 1), narrow = HostTensor::buffer(t.dtype, 1);
+    std::memcpy(wide.bytes().data(), &input.bits, 4);
+    t.iut->convert(wide.view(), narrow.view(), {});
+    std::uint16_t output = 0;
+    std::memcpy(&output, narrow.bytes().data(), 2);
+    if (!is_correctly_rounded(f, float_from_bits(input.bits), output)) report_narrowing(t, stats, f, input.bits, output);
+  }
+  stats.pass_case(1);
 }
 
 void conversions(const PropertyTarget& t, PropertyStats& stats) {
   const NarrowFormat f = narrow_format(t.dtype);
-  widening(t, stats, f);
+  if (t.tape != nullptr && t.tape->is_replaying()) {
+    replay_conversion(t, stats, f);
+    return;
+  }
+  widening(t, stats, f, every_16bit_pattern());
   narrowing(t, stats, f);
   stats.pass_case((1ll << 32) + 65536);
 }

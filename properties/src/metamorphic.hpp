@@ -5,6 +5,7 @@
 //   F::Case, F::Result
 //   static constexpr const char* operation;                       // "8-bit step", in messages
 //   static Case draw(const PropertyTarget&, PropertyStats&, Metamorphic which);  // sizes and mixes per property
+//   encode_input(const Case&), decode_input(const json&, Case&)   // the case as data (case_tape.hpp)
 //   static Result run(fixtures::Implementation&, const Case&, const LaunchConfig&, bool contiguous);
 //   static void expect_same(PropertyStats&, const Case&, const Result& expected, const Result& actual,
 //                           const std::string& what);
@@ -12,6 +13,7 @@
 //   static std::int64_t elements(const Case&);
 #include <string>
 
+#include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/generators.hpp"
 #include "bitparity/properties/property.hpp"
 
@@ -19,11 +21,21 @@ namespace bitparity::properties {
 
 enum class Metamorphic { layout, launch, determinism, device };
 
+// The drawn case and launch, recorded or replayed through the target's tape.
+template <class F>
+typename F::Case drawn_case(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
+  return drawn<typename F::Case>(t, stats, "case", [&] { return F::draw(t, stats, which); });
+}
+
+inline LaunchConfig drawn_launch(const PropertyTarget& t, PropertyStats& stats) {
+  return drawn<LaunchConfig>(t, stats, "launch", [] { return draw_launch(); });
+}
+
 // P2: the case laid out strided (sliced, permuted, offset, chunked) gives the contiguous bits, and
 // nothing outside an output view is written.
 template <class F>
 void layout_property(const PropertyTarget& t, PropertyStats& stats) {
-  const typename F::Case c = F::draw(t, stats, Metamorphic::layout);
+  const typename F::Case c = drawn_case<F>(t, stats, Metamorphic::layout);
   const typename F::Result flat = F::run(*t.iut, c, {}, true);
   const typename F::Result strided = F::run(*t.iut, c, {}, false);
   F::expect_same(stats, c, flat, strided, std::string("strided vs contiguous ") + F::operation);
@@ -34,8 +46,8 @@ void layout_property(const PropertyTarget& t, PropertyStats& stats) {
 // P3: threads, grid and launch splitting do not change a bit.
 template <class F>
 void launch_property(const PropertyTarget& t, PropertyStats& stats) {
-  const typename F::Case c = F::draw(t, stats, Metamorphic::launch);
-  const LaunchConfig launch = draw_launch();
+  const typename F::Case c = drawn_case<F>(t, stats, Metamorphic::launch);
+  const LaunchConfig launch = drawn_launch(t, stats);
   stats.note("launch {" + launch.describe() + "}");
   F::expect_same(stats, c, F::run(*t.iut, c, {}, false), F::run(*t.iut, c, launch, false),
                  std::string(F::operation) + " with launch {" + launch.describe() + "}");
@@ -45,8 +57,8 @@ void launch_property(const PropertyTarget& t, PropertyStats& stats) {
 // P4: the same call twice gives the same bits.
 template <class F>
 void determinism_property(const PropertyTarget& t, PropertyStats& stats) {
-  const typename F::Case c = F::draw(t, stats, Metamorphic::determinism);
-  const LaunchConfig launch = draw_launch();
+  const typename F::Case c = drawn_case<F>(t, stats, Metamorphic::determinism);
+  const LaunchConfig launch = drawn_launch(t, stats);
   F::expect_same(stats, c, F::run(*t.iut, c, launch, false), F::run(*t.iut, c, launch, false),
                  std::string("second identical ") + F::operation);
   stats.pass_case(F::elements(c));
@@ -55,8 +67,8 @@ void determinism_property(const PropertyTarget& t, PropertyStats& stats) {
 // P5: the implementation under test gives the baseline's (cpu) bits on the same case.
 template <class F>
 void device_property(const PropertyTarget& t, PropertyStats& stats) {
-  const typename F::Case c = F::draw(t, stats, Metamorphic::device);
-  F::expect_same(stats, c, F::run(*t.baseline, c, {}, false), F::run(*t.iut, c, draw_launch(), false),
+  const typename F::Case c = drawn_case<F>(t, stats, Metamorphic::device);
+  F::expect_same(stats, c, F::run(*t.baseline, c, {}, false), F::run(*t.iut, c, drawn_launch(t, stats), false),
                  t.iut->name() + " vs " + t.baseline->name() + " " + F::operation);
   stats.pass_case(F::elements(c));
 }

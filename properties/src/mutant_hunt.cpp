@@ -72,6 +72,7 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
       options.seed = seed + static_cast<std::uint64_t>(round) * 1000003u;
       options.max_cases = 10;
       options.seconds = property->exhaustive ? 2.0 : budget_seconds - elapsed();
+      options.record_failing_case = true;
       const RunResult result = run_property(*property, target, options);
       if (!result.passed) {
         hunt.killed = altered;
@@ -79,6 +80,10 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
         hunt.property = property->id + " " + property->name;
         hunt.target = spec.label() + (target.blocksize > 0 ? " blocksize " + std::to_string(target.blocksize) : "");
         hunt.counterexample = result.counterexample;
+        hunt.property_id = property->id;
+        hunt.spec = spec;
+        hunt.blocksize = target.blocksize;
+        hunt.failing_case = result.failing_case;
         hunt.seconds = elapsed();
         return hunt;
       }

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "bitparity/kernels/bits.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/show.hpp"
 #include "bitparity/reference/rounding.hpp"
 #include "metamorphic.hpp"
@@ -57,6 +59,46 @@ Optim8Case draw_optim8_case(const PropertyTarget& t, PropertyStats& stats, bool 
   }
   stats.note("blocksize " + std::to_string(c.blocksize));
   return c;
+}
+
+nlohmann::json encode_input(const Optim8Case& c) {
+  nlohmann::json absmax = nlohmann::json::array();
+  for (const auto& per_state : c.absmax) absmax.push_back(encode_floats(per_state, DType::f32));
+  return {{"base", properties::encode_input(c.base)}, {"blocksize", c.blocksize}, {"codes", c.codes}, {"absmax", absmax}};
+}
+
+void decode_input(const nlohmann::json& j, Optim8Case& c) {
+  for (const char* key : {"base", "blocksize", "codes", "absmax"}) {
+    if (!j.contains(key)) throw CaseFileError(std::string("an 8-bit optimizer case needs '") + key + "'");
+  }
+  properties::decode_input(j.at("base"), c.base);
+  properties::decode_input(j.at("blocksize"), c.blocksize);
+  const auto sizes = supported_block_sizes(QuantFormat::dynamic8_signed);
+  if (std::find(sizes.begin(), sizes.end(), c.blocksize) == sizes.end()) {
+    throw CaseFileError("block size " + std::to_string(c.blocksize) + " is not one the 8-bit states support");
+  }
+  const std::size_t n = c.base.values.size();
+  const std::size_t blocks = static_cast<std::size_t>(block_count(static_cast<std::int64_t>(n), c.blocksize));
+  const std::size_t states = static_cast<std::size_t>(optimizer_info(c.base.kind).states);
+  const nlohmann::json &codes = j.at("codes"), &absmax = j.at("absmax");
+  if (!codes.is_array() || codes.size() != states || !absmax.is_array() || absmax.size() != states) {
+    throw CaseFileError("'codes' and 'absmax' must list one entry per state (" + std::to_string(states) + ")");
+  }
+  c.codes.clear();
+  c.absmax.clear();
+  for (std::size_t k = 0; k < states; ++k) {
+    if (!codes[k].is_array() || codes[k].size() != n) throw CaseFileError("state " + std::to_string(k) + " needs one code per element");
+    std::vector<std::uint8_t> state_codes;
+    for (const auto& code : codes[k]) {
+      if (!code.is_number_unsigned() || code.get<std::uint64_t>() > 255) {
+        throw CaseFileError("a code must be a whole number from 0 to 255, got " + code.dump());
+      }
+      state_codes.push_back(static_cast<std::uint8_t>(code.get<std::uint64_t>()));
+    }
+    c.codes.push_back(std::move(state_codes));
+    c.absmax.push_back(decode_floats(absmax[k], DType::f32, blocks));
+    if (c.absmax.back().size() != blocks) throw CaseFileError("state " + std::to_string(k) + " needs one absmax per block");
+  }
 }
 
 Optim8Result run_optim8(fixtures::Implementation& iut, const Optim8Case& c, const LaunchConfig& launch, bool contiguous) {
@@ -118,7 +160,7 @@ void expect_same_step8(PropertyStats& stats, const Optim8Case& c, const Optim8Re
 // P1q: the parameter within its bound; each new absmax within the largest bound of its block's
 // states; each code one the kernel may choose for its own fp32 state and absmax (ERROR_MODEL.md).
 void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
-  const Optim8Case c = draw_optim8_case(t, stats, false, false, 3000);
+  const Optim8Case c = drawn<Optim8Case>(t, stats, "case", [&] { return draw_optim8_case(t, stats, false, false, 3000); });
   const Optim8Result r = run_optim8(*t.iut, c, {}, true);
   const OptimCase& b = c.base;
   const std::int64_t n = static_cast<std::int64_t>(b.values.size());
@@ -133,7 +175,10 @@ void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
       inputs[i].s[k] = float_from_bits(reference::correctly_rounded_bits(exact, DType::f32));
     }
   }
-  const auto bounds = reference::OptimReference(b.kind, b.hyper, b.param_dtype).bounds_all(inputs);
+  const auto bounds = [&] {
+    const ReferenceTimer timer(stats);
+    return reference::OptimReference(b.kind, b.hyper, b.param_dtype).bounds_all(inputs);
+  }();
   std::int64_t bad = 0, ill_conditioned = 0;
   std::string first;
   auto fail = [&](const std::string& text) {
@@ -228,8 +273,8 @@ struct Step8Family {
 
 // P9q: a NaN/Inf gradient leaves the parameter, every code and every absmax as they were.
 void nonfinite8(const PropertyTarget& t, PropertyStats& stats) {
-  const Optim8Case c = draw_optim8_case(t, stats, true, true, 3000);
-  const Optim8Result r = run_optim8(*t.iut, c, draw_launch(), false);
+  const Optim8Case c = drawn<Optim8Case>(t, stats, "case", [&] { return draw_optim8_case(t, stats, true, true, 3000); });
+  const Optim8Result r = run_optim8(*t.iut, c, drawn_launch(t, stats), false);
   if (c.base.values.empty()) {
     stats.pass_case(0);
     return;

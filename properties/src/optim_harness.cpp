@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bitparity/kernels/bits.hpp"
+#include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/show.hpp"
 #include "quant_harness.hpp"
 
@@ -118,6 +119,7 @@ std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, c
 
 OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
                           std::int64_t max_numel) {
+  max_numel *= t.size_scale;
   OptimCase c;
   c.kind = t.optimizer->kind;
   c.param_dtype = t.dtype;
@@ -149,6 +151,84 @@ OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool st
     for (std::int64_t i = 0; i < n; ++i) c.values[i].g = read[i];
   }
   return c;
+}
+
+nlohmann::json encode_input(const OptimCase& c) {
+  std::vector<float> param, grad;
+  std::vector<std::vector<float>> states(3);
+  for (const auto& v : c.values) {
+    param.push_back(v.p);
+    grad.push_back(v.g);
+    for (std::size_t k = 0; k < 3; ++k) states[k].push_back(v.s[k]);
+  }
+  nlohmann::json state_layouts = nlohmann::json::array();
+  for (const auto& layout : c.state_layouts) state_layouts.push_back(encode_input(layout));
+  return {{"hyperparameters", encode_input(HyperInput{c.kind, c.hyper})},
+          {"param_dtype", dtype_name(c.param_dtype)},
+          {"grad_dtype", dtype_name(c.grad_dtype)},
+          {"shape", c.shape},
+          {"param", encode_floats(param, DType::f32)},
+          {"grad", encode_floats(grad, DType::f32)},
+          // json::array: a brace list of two-element string arrays would read as an object.
+          {"states", nlohmann::json::array({encode_floats(states[0], DType::f32), encode_floats(states[1], DType::f32),
+                                            encode_floats(states[2], DType::f32)})},
+          {"param_layout", encode_input(c.param_layout)},
+          {"grad_layout", encode_input(c.grad_layout)},
+          {"state_layouts", state_layouts}};
+}
+
+void decode_input(const nlohmann::json& j, OptimCase& c) {
+  for (const char* key : {"hyperparameters", "param_dtype", "grad_dtype", "shape", "param", "grad", "states", "param_layout",
+                          "grad_layout", "state_layouts"}) {
+    if (!j.contains(key)) throw CaseFileError(std::string("an optimizer case needs '") + key + "'");
+  }
+  HyperInput hyper;
+  decode_input(j.at("hyperparameters"), hyper);
+  c.kind = hyper.kind;
+  c.hyper = hyper.hyper;
+  decode_input(j.at("param_dtype"), c.param_dtype);
+  decode_input(j.at("grad_dtype"), c.grad_dtype);
+  decode_input(j.at("shape"), c.shape);
+  std::int64_t n = 1;
+  for (auto size : c.shape) n *= size;
+  const auto column = [&](const nlohmann::json& list, const char* what) {
+    std::vector<float> values = decode_floats(list, DType::f32, static_cast<std::size_t>(kMaxCaseElements));
+    if (static_cast<std::int64_t>(values.size()) != n) {
+      throw CaseFileError(std::string(what) + " holds " + std::to_string(values.size()) + " values; the shape has " + std::to_string(n));
+    }
+    return values;
+  };
+  const std::vector<float> param = column(j.at("param"), "param"), grad = column(j.at("grad"), "grad");
+  const nlohmann::json& states = j.at("states");
+  if (!states.is_array() || states.size() != 3) throw CaseFileError("'states' must hold three columns");
+  std::vector<std::vector<float>> state_columns;
+  for (std::size_t k = 0; k < 3; ++k) state_columns.push_back(column(states[k], "a state column"));
+  c.values.assign(static_cast<std::size_t>(n), {});
+  for (std::int64_t i = 0; i < n; ++i) {
+    c.values[i].p = param[i];
+    c.values[i].g = grad[i];
+    for (std::size_t k = 0; k < 3; ++k) c.values[i].s[k] = state_columns[k][i];
+  }
+  decode_input(j.at("param_layout"), c.param_layout);
+  decode_input(j.at("grad_layout"), c.grad_layout);
+  const nlohmann::json& state_layouts = j.at("state_layouts");
+  const int expected_states = optimizer_info(c.kind).states;
+  if (!state_layouts.is_array() || static_cast<int>(state_layouts.size()) != expected_states) {
+    throw CaseFileError(std::string(optimizer_info(c.kind).name) + " has " + std::to_string(expected_states) +
+                        " states; 'state_layouts' must list one layout each");
+  }
+  c.state_layouts.clear();
+  for (const auto& layout : state_layouts) {
+    c.state_layouts.emplace_back();
+    decode_input(layout, c.state_layouts.back());
+  }
+  // The step matches tensors element by element: every layout has the case's shape.
+  for (const Layout* layout : {&c.param_layout, &c.grad_layout}) {
+    if (layout->sizes != c.shape) throw CaseFileError("the parameter and gradient layouts must have the case's shape");
+  }
+  for (const auto& layout : c.state_layouts) {
+    if (layout.sizes != c.shape) throw CaseFileError("every state layout must have the case's shape");
+  }
 }
 
 OptimResult run_optim(fixtures::Implementation& iut, const OptimCase& c, const LaunchConfig& launch, bool contiguous,

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bitparity/fixtures/host_tensor.hpp"
 #include "bitparity/properties/generators.hpp"
 #include "bitparity/properties/property.hpp"
@@ -39,8 +41,12 @@ Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats);
 std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, const Hyperparameters& hyper,
                                                            std::uint64_t seed, std::int64_t n, DType param_dtype,
                                                            DType grad_dtype, bool nonfinite);
+// max_numel grows with the target's size_scale.
 OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
                           std::int64_t max_numel);
+// The case as data (case_tape.hpp): hyperparameters, dtypes, shape, every value and layout.
+nlohmann::json encode_input(const OptimCase& c);
+void decode_input(const nlohmann::json& j, OptimCase& c);
 // Lay the case out (storage outside the views filled with `fill_byte`) and run one step.
 OptimResult run_optim(fixtures::Implementation& iut, const OptimCase& c, const LaunchConfig& launch,
                       bool contiguous = false, std::uint8_t fill_byte = 0x3C);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bitparity/kernels/bits.hpp"
+#include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/show.hpp"
 #include "metamorphic.hpp"
 #include "optim_harness.hpp"
@@ -17,7 +18,7 @@ namespace {
 
 // P1: every parameter and state element lies within its derived bound of the exact step.
 void accuracy(const PropertyTarget& t, PropertyStats& stats) {
-  const OptimCase c = draw_optim_case(t, stats, false, false, 600);
+  const OptimCase c = drawn<OptimCase>(t, stats, "case", [&] { return draw_optim_case(t, stats, false, false, 600); });
   const OptimResult r = run_optim(*t.iut, c, {}, true);
   if (r.nonfinite_reported) report_violation(stats, 1, "a finite gradient was reported non-finite");
   const reference::OptimReference ref(c.kind, c.hyper, c.param_dtype);
@@ -26,7 +27,10 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats) {
     outputs[i].p = value_of_bits(r.param_bits[i], c.param_dtype);
     for (std::size_t k = 0; k < r.state_bits.size(); ++k) outputs[i].s[k] = float_from_bits(r.state_bits[k][i]);
   }
-  const std::vector<reference::ElementVerdict> verdicts = ref.check_all(c.values, outputs);
+  const std::vector<reference::ElementVerdict> verdicts = [&] {
+    const ReferenceTimer timer(stats);
+    return ref.check_all(c.values, outputs);
+  }();
   std::int64_t bad = 0, ill_conditioned = 0;
   std::string first;
   for (std::size_t i = 0; i < c.values.size(); ++i) {
@@ -80,14 +84,14 @@ struct Step32Family {
 // P9: a gradient holding NaN or infinity changes nothing (every byte of every tensor's storage stays
 // as it was) and is reported.
 void nonfinite_policy(const PropertyTarget& t, PropertyStats& stats) {
-  const OptimCase c = draw_optim_case(t, stats, true, true, 2000);
+  const OptimCase c = drawn<OptimCase>(t, stats, "case", [&] { return draw_optim_case(t, stats, true, true, 2000); });
   if (c.values.empty()) {
     const OptimResult r = run_optim(*t.iut, c, {});
     if (r.nonfinite_reported) report_violation(stats, 1, "an empty tensor was reported non-finite");
     stats.pass_case(0);
     return;
   }
-  const OptimResult after = run_optim(*t.iut, c, draw_launch());
+  const OptimResult after = run_optim(*t.iut, c, drawn_launch(t, stats));
   if (!after.nonfinite_reported) report_violation(stats, 1, "a non-finite gradient was not reported");
   // Compare with the inputs as laid out: rebuild them without stepping.
   for (std::size_t k = 0; k < after.tensors.size(); ++k) {

@@ -121,6 +121,7 @@ const reference::FormatReference& format_reference(QuantFormat format) {
 
 void check_against_reference(PropertyStats& stats, const FormatEntry& format, std::int64_t blocksize,
                              const std::vector<float>& values, const QuantOutput& out, bool stochastic) {
+  const ReferenceTimer timer(stats);
   const reference::FormatReference& ref_format = format_reference(format.format);
   const reference::QuantReference ref = reference_quantize(values, ref_format, blocksize, stochastic);
   const std::int64_t n = static_cast<std::int64_t>(values.size());

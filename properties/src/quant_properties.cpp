@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/generators.hpp"
 #include "bitparity/properties/show.hpp"
 #include "metamorphic.hpp"
@@ -31,14 +33,28 @@ StochasticRounding draw_rounding(PropertyStats& stats, bool allowed) {
 // A strided input tensor with values in all of its storage, and its contiguous twin.
 struct LayoutCase {
   HostTensor strided;
+  Layout layout;  // of `strided`
   HostTensor contiguous;
   std::vector<float> logical;
   std::vector<std::int64_t> shape;
 };
 
+// The logical values and the contiguous twin of a strided input.
+void complete_layout_case(LayoutCase& c, DType dtype) {
+  c.logical = fixtures::read_logical(c.strided.view());
+  c.contiguous = HostTensor::contiguous(dtype, c.shape);
+  fixtures::write_logical(c.contiguous.view(), c.logical);
+}
+
+std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto size : shape) n *= size;
+  return n;
+}
+
 LayoutCase draw_layout_case(const PropertyTarget& t, PropertyStats& stats, std::int64_t max_blocks, bool nonfinite) {
   LayoutCase c;
-  const std::int64_t n = draw_numel(t.blocksize, max_blocks, true);
+  const std::int64_t n = draw_numel(t.blocksize, max_blocks * t.size_scale, true);
   c.shape = draw_shape(n, 5);
   const Layout layout = draw_layout(c.shape, true);
   const ValueRecipe recipe = draw_values(nonfinite);
@@ -46,9 +62,8 @@ LayoutCase draw_layout_case(const PropertyTarget& t, PropertyStats& stats, std::
   stats.note(describe(recipe));
   c.strided = make_tensor(t.dtype, layout);
   fill_storage(c.strided, t.dtype, recipe, t.blocksize, code_table(t.format->format));
-  c.logical = fixtures::read_logical(c.strided.view());
-  c.contiguous = HostTensor::contiguous(t.dtype, c.shape);
-  fixtures::write_logical(c.contiguous.view(), c.logical);
+  c.layout = layout;
+  complete_layout_case(c, t.dtype);
   return c;
 }
 
@@ -57,21 +72,32 @@ std::vector<std::uint32_t> bits_of(const HostTensor& tensor) { return fixtures::
 // P7: absmax exact, every code admissible, dequantised values correctly rounded.
 void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
   const FormatEntry& format = *t.format;
-  const std::int64_t n = draw_numel(t.blocksize, 4, nonfinite);
-  const auto shape = draw_shape(n, 4);
-  const ValueRecipe recipe = draw_values(nonfinite);
-  stats.note(describe_shape(shape) + " " + describe(recipe));
-  const std::vector<float> values = synthesize_values(recipe, n, t.blocksize, code_table(format.format), t.dtype);
+  const auto shape = drawn<std::vector<std::int64_t>>(t, stats, "shape", [&] {
+    return draw_shape(draw_numel(t.blocksize, 4 * t.size_scale, nonfinite), 4);
+  });
+  const std::int64_t n = numel_of(shape);
+  const std::vector<float> values = drawn<ValuesInput>(t, stats, "values", [&] {
+    const ValueRecipe recipe = draw_values(nonfinite);
+    stats.note(describe_shape(shape) + " " + describe(recipe));
+    return ValuesInput{t.dtype, synthesize_values(recipe, n, t.blocksize, code_table(format.format), t.dtype)};
+  }).values;
+  if (static_cast<std::int64_t>(values.size()) != n) {
+    throw CaseFileError("the case holds " + std::to_string(values.size()) + " values for a shape of " + std::to_string(n) + " elements");
+  }
+  // Every input is drawn before anything runs: a replay that gets further than the failure needs them all.
+  const DType out_dtype = drawn<DType>(t, stats, "out_dtype", [] { return *rc::gen::elementOf(float_dtypes()); });
   HostTensor input = HostTensor::contiguous(t.dtype, shape);
   fixtures::write_logical(input.view(), values);
   const QuantOutput out = run_quantize(*t.iut, input.view(), format, t.blocksize, {}, {});
   check_against_reference(stats, format, t.blocksize, values, out, false);
 
-  const DType out_dtype = *rc::gen::elementOf(float_dtypes());
   const HostTensor deq = run_dequantize(*t.iut, out, format, t.blocksize, out_dtype, contiguous_layout(shape), {});
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) codes[i] = code_at(out.codes, i, format.bits);
-  const auto expected = reference::reference_dequantize(codes, out.absmax, format_reference(format.format), t.blocksize, out_dtype);
+  const auto expected = [&] {
+    const ReferenceTimer timer(stats);
+    return reference::reference_dequantize(codes, out.absmax, format_reference(format.format), t.blocksize, out_dtype);
+  }();
   expect_same_bits(stats, expected, bits_of(deq), out_dtype, "dequantize vs correctly rounded code*absmax");
   stats.pass_case(n);
 }
@@ -83,6 +109,7 @@ struct QuantizeFamily {
   struct Case {
     const FormatEntry* format = nullptr;
     std::int64_t blocksize = 0;
+    DType dtype = DType::f32;  // of the input
     LayoutCase input;
     StochasticRounding rounding;
     DType out_dtype = DType::f32;
@@ -107,6 +134,7 @@ struct QuantizeFamily {
     c.rounding = draw_rounding(stats, true);
     c.out_dtype = *rc::gen::elementOf(float_dtypes());
     c.out_layout = draw_layout(c.input.shape, false);
+    c.dtype = t.dtype;
     stats.note(std::string("output ") + dtype_name(c.out_dtype) + " " + describe(c.out_layout));
     return c;
   }
@@ -134,27 +162,71 @@ struct QuantizeFamily {
   static std::int64_t elements(const Case& c) { return static_cast<std::int64_t>(c.input.logical.size()); }
 };
 
+nlohmann::json encode_input(const QuantizeFamily::Case& c) {
+  return {{"format", c.format->name},
+          {"blocksize", c.blocksize},
+          {"shape", c.input.shape},
+          {"input", properties::encode_input(TensorInput{c.dtype, c.input.layout, c.input.strided})},
+          {"rounding", properties::encode_input(c.rounding)},
+          {"out_dtype", dtype_name(c.out_dtype)},
+          {"out_layout", properties::encode_input(c.out_layout)}};
+}
+
+void decode_input(const nlohmann::json& j, QuantizeFamily::Case& c) {
+  for (const char* key : {"format", "blocksize", "shape", "input", "rounding", "out_dtype", "out_layout"}) {
+    if (!j.contains(key)) throw CaseFileError(std::string("a quantization case needs '") + key + "'");
+  }
+  try {
+    c.format = &find_format(j.at("format").get<std::string>());
+  } catch (const Error& error) {
+    throw CaseFileError(error.what());
+  }
+  properties::decode_input(j.at("blocksize"), c.blocksize);
+  properties::decode_input(j.at("shape"), c.input.shape);
+  TensorInput input;
+  properties::decode_input(j.at("input"), input);
+  c.dtype = input.dtype;
+  c.input.strided = std::move(input.tensor);
+  c.input.layout = input.layout;
+  properties::decode_input(j.at("rounding"), c.rounding);
+  properties::decode_input(j.at("out_dtype"), c.out_dtype);
+  properties::decode_input(j.at("out_layout"), c.out_layout);
+  const std::int64_t n = numel_of(c.input.shape);
+  if (numel_of(c.input.layout.sizes) != n || numel_of(c.out_layout.sizes) != n) {
+    throw CaseFileError("the input and output layouts must hold the shape's " + std::to_string(n) + " elements");
+  }
+  complete_layout_case(c.input, c.dtype);
+}
+
 // P8: stochastic rounding picks a bracketing code, is keyed by the global index (pieces processed
 // at their global offsets give the whole tensor's bits), and is unbiased.
 void stochastic_rounding(const PropertyTarget& t, PropertyStats& stats) {
   const FormatEntry& format = *t.format;
   const CodeTable& table = code_table(format.format);
-  const std::int64_t n = draw_numel(t.blocksize, 6, false);
-  const ValueRecipe recipe = draw_values(false);
-  stats.note("numel=" + std::to_string(n) + " " + describe(recipe));
-  const std::vector<float> values = synthesize_values(recipe, n, t.blocksize, table, t.dtype);
+  const std::vector<float> values = drawn<ValuesInput>(t, stats, "values", [&] {
+    const std::int64_t count = draw_numel(t.blocksize, 6 * t.size_scale, false);
+    const ValueRecipe recipe = draw_values(false);
+    stats.note("numel=" + std::to_string(count) + " " + describe(recipe));
+    return ValuesInput{t.dtype, synthesize_values(recipe, count, t.blocksize, table, t.dtype)};
+  }).values;
+  const std::int64_t n = static_cast<std::int64_t>(values.size());
   HostTensor input = HostTensor::contiguous(t.dtype, {n});
   fixtures::write_logical(input.view(), values);
-  StochasticRounding rounding = draw_rounding(stats, false);
-  rounding.enabled = true;
-  rounding.seed = *rc::gen::arbitrary<std::uint64_t>();
-  rounding.element_offset = *rc::gen::element<std::uint64_t>(0, 12345, (1ull << 33) + 1);
+  const StochasticRounding rounding = drawn<StochasticRounding>(t, stats, "rounding", [&] {
+    StochasticRounding drawn_rounding = draw_rounding(stats, false);
+    drawn_rounding.enabled = true;
+    drawn_rounding.seed = *rc::gen::arbitrary<std::uint64_t>();
+    drawn_rounding.element_offset = *rc::gen::element<std::uint64_t>(0, 12345, (1ull << 33) + 1);
+    return drawn_rounding;
+  });
+  // Pieces cut at block boundaries, each quantised as its own call at its global offset (drawn
+  // before anything runs, as every input).
+  const std::int64_t blocks = block_count(n, t.blocksize);
+  const std::int64_t cut_blocks = drawn<std::int64_t>(t, stats, "cut_blocks", [&] { return *rc::gen::inRange<std::int64_t>(1, blocks + 1); });
+  if (cut_blocks < 1) throw CaseFileError("cut_blocks must be at least 1");
   const QuantOutput whole = run_quantize(*t.iut, input.view(), format, t.blocksize, rounding, {});
   check_against_reference(stats, format, t.blocksize, values, whole, true);
 
-  // Pieces cut at block boundaries, each quantised as its own call at its global offset.
-  const std::int64_t blocks = block_count(n, t.blocksize);
-  const std::int64_t cut_blocks = *rc::gen::inRange<std::int64_t>(1, blocks + 1);
   for (std::int64_t first_block = 0; first_block < blocks; first_block += cut_blocks) {
     const std::int64_t begin = first_block * t.blocksize, end = std::min(n, (first_block + cut_blocks) * t.blocksize);
     TensorView piece = input.view();
@@ -180,11 +252,17 @@ void stochastic_rounding(const PropertyTarget& t, PropertyStats& stats) {
 void stochastic_unbiased(const PropertyTarget& t, PropertyStats& stats) {
   const FormatEntry& format = *t.format;
   const CodeTable& table = code_table(format.format);
-  const int j = *rc::gen::inRange(0, table.sorted_count - 1);
-  const double fraction = *rc::gen::inRange(1, 1000) / 1000.0;
-  // absmax 1, so v = x exactly; rounding to a 16-bit dtype may move x into a neighbouring gap.
-  const float x = round_to_dtype(table.sorted_values[j] + fraction * (table.sorted_values[j + 1] - table.sorted_values[j]), t.dtype);
-  RC_PRE(x >= table.sorted_values[0] && x <= table.sorted_values[table.sorted_count - 1]);  // v inside the map
+  const float x = drawn<float>(t, stats, "value", [&] {
+    const int j = *rc::gen::inRange(0, table.sorted_count - 1);
+    const double fraction = *rc::gen::inRange(1, 1000) / 1000.0;
+    // absmax 1, so v = x exactly; rounding to a 16-bit dtype may move x into a neighbouring gap.
+    const float drawn_x = round_to_dtype(table.sorted_values[j] + fraction * (table.sorted_values[j + 1] - table.sorted_values[j]), t.dtype);
+    RC_PRE(drawn_x >= table.sorted_values[0] && drawn_x <= table.sorted_values[table.sorted_count - 1]);  // v inside the map
+    return drawn_x;
+  });
+  if (!(x >= table.sorted_values[0] && x <= table.sorted_values[table.sorted_count - 1])) {
+    throw CaseFileError("the value lies outside the format's code range");
+  }
   int k = 0;
   while (k + 2 < table.sorted_count && table.sorted_values[k + 1] <= x) ++k;
   const double below = table.sorted_values[k], above = table.sorted_values[k + 1];
@@ -197,7 +275,7 @@ void stochastic_unbiased(const PropertyTarget& t, PropertyStats& stats) {
   fixtures::write_logical(input.view(), values);
   StochasticRounding rounding;
   rounding.enabled = true;
-  rounding.seed = *rc::gen::arbitrary<std::uint64_t>();
+  rounding.seed = drawn<std::uint64_t>(t, stats, "rounding_seed", [] { return *rc::gen::arbitrary<std::uint64_t>(); });
   const QuantOutput out = run_quantize(*t.iut, input.view(), format, t.blocksize, rounding, {});
   const reference::FormatReference& ref = format_reference(format.format);
   double sum = 0;

@@ -10,6 +10,7 @@
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
+#include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/property.hpp"
 
 namespace bitparity::properties {
@@ -198,15 +199,35 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
     result.not_applicable = true;
     return result;
   }
+  PropertyTarget case_target = target;
+  case_target.size_scale = std::max<std::int64_t>(1, options.size_scale);
+  // Runs the body on one case; keeps the case's inputs when it fails (the last failing run of a
+  // shrink is the shrunk counterexample: RapidCheck accepts every failing candidate).
+  const auto run_case = [&] {
+    CaseTape tape = CaseTape::recording();
+    case_target.tape = options.record_failing_case ? &tape : nullptr;
+    try {
+      try {
+        property.body(case_target, result.stats);
+      } catch (const Error& refusal) {
+        // A refusal of a valid case is a failure too (P2: results, or a refusal only for bad input).
+        report_violation(result.stats, 1, std::string("the implementation refused a valid case: ") + refusal.what());
+      }
+    } catch (const PropertyViolation&) {
+      if (options.record_failing_case) result.failing_case = RecordedCase{tape.encoded_inputs(), tape.encoded_notes()};
+      case_target.tape = nullptr;
+      throw;
+    }
+    case_target.tape = nullptr;
+  };
   if (property.exhaustive) {
-    PropertyTarget bounded = target;
-    bounded.cancelled = options.cancelled;
+    case_target.cancelled = options.cancelled;
     if (options.seconds > 0) {
-      bounded.deadline = std::chrono::steady_clock::now() +
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options.seconds));
+      case_target.deadline = std::chrono::steady_clock::now() +
+                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options.seconds));
     }
     try {
-      property.body(bounded, result.stats);
+      run_case();
     } catch (const std::exception& error) {
       result.passed = false;
       result.counterexample = error.what();
@@ -228,6 +249,7 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
     params.maxSuccess = static_cast<int>(std::min<std::int64_t>(kBatch, options.max_cases - result.stats.cases));
     params.maxSize = options.max_size;
     params.maxDiscardRatio = 10;
+    params.disableShrinking = !options.shrink;
     rc::detail::TestMetadata metadata;
     metadata.id = property.id;
     metadata.description = property.name;
@@ -236,12 +258,7 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
     const auto outcome = rc::detail::checkProperty(
         rc::detail::toProperty([&] {
           result.stats.begin_case();
-          try {
-            property.body(target, result.stats);
-          } catch (const Error& refusal) {
-            // A refusal of a valid case is a failure too (P2: results, or a refusal only for bad input).
-            report_violation(result.stats, 1, std::string("the implementation refused a valid case: ") + refusal.what());
-          }
+          run_case();
         }), metadata, params, quiet);
     rc::detail::FailureResult failure;
     if (outcome.match(failure)) {
@@ -268,6 +285,37 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
   }
   result.seconds = elapsed();
   return result;
+}
+
+ReplayOutcome replay_property(const PropertyDef& property, const PropertyTarget& target, const RecordedCase& recorded) {
+  ReplayOutcome outcome;
+  outcome.not_applicable_reason = missing_family(property, target);
+  if (!outcome.not_applicable_reason.empty()) {
+    outcome.not_applicable = true;
+    return outcome;
+  }
+  CaseTape tape = CaseTape::replaying(recorded.inputs, recorded.notes);
+  PropertyTarget replayed = target;
+  replayed.tape = &tape;
+  outcome.stats.begin_case();
+  try {
+    try {
+      property.body(replayed, outcome.stats);
+    } catch (const Error& refusal) {
+      report_violation(outcome.stats, 1, std::string("the implementation refused a valid case: ") + refusal.what());
+    }
+  } catch (const PropertyViolation& violation) {
+    outcome.passed = false;
+    outcome.violation = violation.what();
+  } catch (const CaseFileError&) {
+    throw;
+  } catch (const std::exception& error) {
+    // RapidCheck refuses a draw outside a property: the body drew an input the case does not hold.
+    throw std::runtime_error("property " + property.id + " cannot replay this case: " + error.what() +
+                             " (it draws an input outside its case tape)");
+  }
+  outcome.unread_inputs = tape.unread_inputs();
+  return outcome;
 }
 
 }  // namespace bitparity::properties

@@ -79,6 +79,8 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& requeste
   return devices;
 }
 
+}  // namespace
+
 // Why a selection has no rows, in terms of the options the user gave.
 std::string why_empty(const CheckOptions& options) {
   std::vector<std::string> entries = options.formats;
@@ -117,7 +119,7 @@ void check_block_sizes(const CheckOptions& options, const std::vector<PlannedRow
   }
 }
 
-CheckOptions checked_options(const CheckCommand& command, bool& asked_all) {
+CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_all) {
   const CheckOptions& asked = command.requested;
   CheckOptions options = asked;
   refuse_repeats("--suite", command.suite_names);
@@ -160,6 +162,8 @@ CheckOptions checked_options(const CheckCommand& command, bool& asked_all) {
   options.devices = expand_devices(asked.devices, asked_all);
   return options;
 }
+
+namespace {
 
 nlohmann::json check_document(const std::vector<CheckRow>& rows, const CheckOptions& options, std::size_t planned,
                               std::size_t skipped) {
@@ -216,7 +220,7 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
 
 int run_check_command(const CheckCommand& command) {
   bool asked_all = false;
-  const CheckOptions options = checked_options(command, asked_all);
+  const CheckOptions options = resolve_check_selection(command, asked_all);
   const bool require = gpu_required(command.require_gpu);
   if (require) require_usable_gpu();
   if (command.json_given) check_result_path("--json", command.json_path);

@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <string>
 
+#include <optional>
+
 #include "bitparity/fixtures/mutants.hpp"
+#include "bitparity/properties/property.hpp"
 
 namespace bitparity::properties {
 
@@ -17,6 +20,11 @@ struct HuntResult {
   std::string target;          // format/dtype and block size it was killed on
   double seconds = 0.0;
   std::string counterexample;
+  // The failing row and its shrunk case as data (saved_case.hpp turns them into a corpus file).
+  std::string property_id;
+  TargetSpec spec;
+  std::int64_t blocksize = 0;
+  std::optional<RecordedCase> failing_case;
 };
 
 // All properties (P5 with the mutant as the device and cpu as the baseline), or only `only_property`.

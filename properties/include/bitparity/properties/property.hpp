@@ -4,15 +4,20 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/suite.hpp"
 #include "bitparity/properties/registry.hpp"
 
 namespace bitparity::properties {
+
+class CaseTape;
 
 struct PropertyTarget {
   fixtures::Implementation* iut = nullptr;
@@ -24,6 +29,10 @@ struct PropertyTarget {
   // Exhaustive sweeps stop (passing, incomplete) at this time; random properties ignore it.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::function<bool()> cancelled;  // true once the run was asked to stop (SIGINT/SIGTERM)
+  // Records the inputs each case draws, or supplies them when a saved case replays (case_tape.hpp).
+  CaseTape* tape = nullptr;
+  // Multiplies the largest sizes properties draw: the fuzzer grows cases as its rounds go by.
+  std::int64_t size_scale = 1;
   bool past_deadline() const { return std::chrono::steady_clock::now() >= deadline || (cancelled && cancelled()); }
 };
 
@@ -35,6 +44,7 @@ struct PropertyStats {
   std::int64_t violations = 0;           // violating elements of the first failing case
   double max_error_over_bound = 0.0;     // largest observed error / derived bound (<= 1 when passing)
   std::int64_t ill_conditioned = 0;      // elements with no finite bound (reported, not judged)
+  double reference_seconds = 0.0;        // time spent in the exact reference (the fuzzer reports its share)
   bool failed = false;
   bool incomplete = false;  // stopped early: an exhaustive sweep at its deadline, or an interrupted run
   std::string context;      // what the current case drew, printed with a violation
@@ -50,6 +60,19 @@ struct PropertyStats {
   void observe_ratio(double ratio);
 };
 
+// Adds the time of its scope to stats.reference_seconds: wraps each call into the reference.
+class ReferenceTimer {
+ public:
+  explicit ReferenceTimer(PropertyStats& stats) : stats_(stats), start_(std::chrono::steady_clock::now()) {}
+  ~ReferenceTimer() { stats_.reference_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  ReferenceTimer(const ReferenceTimer&) = delete;
+  ReferenceTimer& operator=(const ReferenceTimer&) = delete;
+
+ private:
+  PropertyStats& stats_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // Thrown by a property on a violation (RapidCheck reports std::exception messages as failures).
 class PropertyViolation : public std::runtime_error {
  public:
@@ -58,6 +81,8 @@ class PropertyViolation : public std::runtime_error {
 
 [[noreturn]] void report_violation(PropertyStats& stats, std::int64_t violating_elements, const std::string& message);
 
+// A body takes every input it draws through `drawn` (case_tape.hpp), all of them before it runs
+// anything, so that a failing case is saved as data and replays without the generators.
 struct PropertyDef {
   std::string id;     // "P2"
   std::string name;   // "layout"
@@ -86,6 +111,15 @@ struct RunOptions {
   int max_size = 100;     // RapidCheck's size ceiling
   std::function<bool()> cancelled;                    // checked before every batch: stop, incomplete
   std::function<void(std::int64_t cases)> on_batch;  // progress after every batch of cases
+  std::int64_t size_scale = 1;      // PropertyTarget::size_scale of every case
+  bool record_failing_case = false;  // keep the shrunk failing case's inputs (RunResult::failing_case)
+  bool shrink = true;                // false: a failing case is kept as drawn
+};
+
+// A case as data: the inputs it drew, encoded by name, and the notes each draw added.
+struct RecordedCase {
+  nlohmann::json inputs = nlohmann::json::object();
+  nlohmann::json notes = nlohmann::json::object();
 };
 
 struct RunResult {
@@ -98,9 +132,24 @@ struct RunResult {
   // A run with the same seed and `replay_cases` as max_cases fails on the same case (same build).
   std::int64_t replay_cases = 0;
   double seconds = 0.0;
+  // With record_failing_case: the inputs of the shrunk failing case, replayable without generators.
+  std::optional<RecordedCase> failing_case;
 };
 
 RunResult run_property(const PropertyDef& property, const PropertyTarget& target, const RunOptions& options);
+
+// One saved case through the property, its inputs read back by name (no generator runs).
+struct ReplayOutcome {
+  bool passed = true;
+  bool not_applicable = false;
+  std::string not_applicable_reason;
+  std::string violation;  // the violation's message when it failed
+  PropertyStats stats;
+  std::vector<std::string> unread_inputs;  // inputs of the case the property never read
+};
+// Throws CaseFileError when the inputs cannot be read, and std::runtime_error when the property
+// draws an input the case does not hold (it cannot replay).
+ReplayOutcome replay_property(const PropertyDef& property, const PropertyTarget& target, const RecordedCase& recorded);
 
 // The registry's targets of a suite: every format x dtype (or every 16-bit dtype for conversions).
 struct TargetSpec {

@@ -83,6 +83,47 @@ struct CheckpointCommand {
   std::string json;  // the same as JSON (atomically)
 };
 
+// `bitparity fuzz`: the check's selection, fuzzed round-robin until the budget ends (fuzz.hpp).
+struct FuzzCommand {
+  CheckCommand selection;                    // --suite, --property, --format, --optimizer, --dtype, --block-size, --device
+  std::vector<std::string> implementations;  // --implementation: cpu, cuda:N or mutant:NAME
+  std::string budget = "60s";
+  std::int64_t visits = 0;
+  std::int64_t first_visit = -1;  // -1: where the corpus state left off
+  std::string corpus = "bitparity-corpus";
+  int jobs = 1;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+  std::string json_path;
+  bool json_given = false;
+  bool stop_on_failure = false;
+  bool require_gpu = false;
+  double log_every = 60;
+  // A worker process (started by the supervisor, not by people).
+  int worker = -1;
+  int report_fd = -1;
+  std::int64_t visit_end = 0;
+};
+
+// `bitparity replay PATH...`: saved cases re-run from their files.
+struct ReplayCommand {
+  std::vector<std::string> paths;
+  std::string implementation;  // instead of each case's own
+  std::string json_path;
+  bool json_given = false;
+};
+
+// The check's selection resolved and checked (devices expanded, suites filled in); throws UsageError.
+CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_all);
+// Why a selection plans nothing, in the words of its options.
+std::string why_empty(const CheckOptions& options);
+// Refuses block sizes that no selected target supports.
+void check_block_sizes(const CheckOptions& options, const std::vector<PlannedRow>& plan);
+
+void add_fuzz_command(CLI::App& app, FuzzCommand& command);
+int run_fuzz_command(const FuzzCommand& command);
+void add_replay_command(CLI::App& app, ReplayCommand& command);
+int run_replay_command(const ReplayCommand& command);
 void add_check_command(CLI::App& app, CheckCommand& command);
 void add_checkpoint_command(CLI::App& app, CheckpointCommand& command);
 int run_checkpoint_command(const CheckpointCommand& command);

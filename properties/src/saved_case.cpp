@@ -1,0 +1,205 @@
+#include "bitparity/properties/saved_case.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "bitparity/fixtures/atomic_file.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/case_tape.hpp"
+
+namespace bitparity::properties {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string string_field(const json& j, const char* key, bool required = true) {
+  if (!j.contains(key)) {
+    if (!required) return "";
+    throw CaseFileError(std::string("the case has no '") + key + "'");
+  }
+  if (!j.at(key).is_string()) throw CaseFileError(std::string("'") + key + "' must be a string, got " + j.at(key).dump());
+  return j.at(key).get<std::string>();
+}
+
+// Names in file names keep letters, digits, '-' and '.'; anything else becomes '_'.
+std::string file_safe(const std::string& text) {
+  std::string safe = text;
+  for (char& c : safe) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    if (!keep) c = '_';
+  }
+  return safe;
+}
+
+}  // namespace
+
+json saved_case_json(const SavedCase& saved) {
+  const PropertyDef& property = saved_case_property(saved);
+  std::string description;
+  for (const auto& [key, note] : saved.recorded.notes.items()) {
+    if (note.is_string()) description += (description.empty() ? "" : "; ") + note.get<std::string>();
+  }
+  return {{"schema", kCaseSchema},
+          {"property", saved.property},
+          {"property_name", property.name},
+          {"claim", property.claim},
+          {"suite", std::string(fixtures::suite_name(property.suite))},
+          {"implementation", saved.implementation},
+          {"entry", saved.entry},
+          {"dtype", dtype_name(saved.dtype)},
+          {"blocksize", saved.blocksize},
+          {"violation", saved.violation},
+          {"description", description},
+          {"fingerprint", case_fingerprint(saved)},
+          {"replay", "bitparity replay " + case_file_name(saved)},
+          {"found", saved.found},
+          {"inputs", saved.recorded.inputs},
+          {"input_notes", saved.recorded.notes}};
+}
+
+SavedCase parse_saved_case(const json& j) {
+  if (!j.is_object()) throw CaseFileError("a case file holds one JSON object");
+  const std::string schema = string_field(j, "schema");
+  if (schema != kCaseSchema) {
+    throw CaseFileError("schema '" + schema + "' is not " + kCaseSchema + "; this build reads only that schema");
+  }
+  SavedCase saved;
+  saved.property = string_field(j, "property");
+  saved.implementation = string_field(j, "implementation");
+  saved.entry = string_field(j, "entry");
+  decode_input(j.contains("dtype") ? j.at("dtype") : json(), saved.dtype);
+  if (!j.contains("blocksize")) throw CaseFileError("the case has no 'blocksize'");
+  decode_input(j.at("blocksize"), saved.blocksize);
+  saved.violation = string_field(j, "violation", false);
+  if (!j.contains("inputs") || !j.at("inputs").is_object()) throw CaseFileError("the case has no 'inputs' object");
+  saved.recorded.inputs = j.at("inputs");
+  if (j.contains("input_notes")) {
+    if (!j.at("input_notes").is_object()) throw CaseFileError("'input_notes' must be an object");
+    saved.recorded.notes = j.at("input_notes");
+  }
+  if (j.contains("found")) saved.found = j.at("found");
+  try {
+    fixtures::parse_implementation_id(saved.implementation);
+  } catch (const Error& error) {
+    throw CaseFileError(std::string("'implementation': ") + error.what());
+  }
+  saved_case_property(saved);  // the property and target exist in this build
+  saved_case_target(saved);
+  if (j.contains("fingerprint") && j.at("fingerprint").is_string() && j.at("fingerprint").get<std::string>() != case_fingerprint(saved)) {
+    throw CaseFileError("the fingerprint " + j.at("fingerprint").get<std::string>() +
+                        " does not match the case (" + case_fingerprint(saved) +
+                        "): the file was edited; remove 'fingerprint' to accept the edit");
+  }
+  return saved;
+}
+
+SavedCase read_saved_case(const fs::path& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) throw CaseFileError(path.string() + ": not a regular file");
+  if (fs::file_size(path, error) > (std::uintmax_t{256} << 20)) throw CaseFileError(path.string() + ": larger than 256 MiB");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CaseFileError(path.string() + ": cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return parse_saved_case(json::parse(text.str()));
+  } catch (const json::parse_error& parse) {
+    throw CaseFileError(path.string() + ": not valid JSON (" + parse.what() + ")");
+  } catch (const json::exception& bad) {
+    throw CaseFileError(path.string() + ": " + bad.what());
+  } catch (const CaseFileError& bad) {
+    throw CaseFileError(path.string() + ": " + bad.what());
+  }
+}
+
+std::string case_fingerprint(const SavedCase& saved) {
+  const json identity = {{"property", saved.property}, {"implementation", saved.implementation}, {"entry", saved.entry},
+                         {"dtype", dtype_name(saved.dtype)}, {"blocksize", saved.blocksize}, {"inputs", saved.recorded.inputs}};
+  std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a over the canonical dump (keys sorted)
+  for (unsigned char c : identity.dump()) hash = (hash ^ c) * 0x100000001b3ull;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016" PRIx64, hash);
+  return text;
+}
+
+std::string case_file_name(const SavedCase& saved) {
+  std::string name = saved.property;
+  name.append("-").append(saved.entry.empty() ? std::string("conversion") : saved.entry).append("-").append(dtype_name(saved.dtype));
+  if (saved.blocksize > 0) name.append("-").append(std::to_string(saved.blocksize));
+  const fixtures::ImplementationId id = fixtures::parse_implementation_id(saved.implementation);
+  name += '-';
+  if (id.kind == fixtures::ImplementationKind::mutant) {
+    name.append("mutant.").append(id.name);
+  } else {
+    name.append(saved.implementation);
+  }
+  name = file_safe(name);
+  name.append("-").append(case_fingerprint(saved)).append(".json");
+  return name;
+}
+
+const PropertyDef& saved_case_property(const SavedCase& saved) {
+  std::string ids;
+  for (const auto& property : property_catalogue()) {
+    if (property.id == saved.property) return property;
+    ids += (ids.empty() ? "" : ", ") + property.id;
+  }
+  throw CaseFileError("this build has no property '" + saved.property + "' (it has " + ids + ")");
+}
+
+TargetSpec saved_case_target(const SavedCase& saved) {
+  const PropertyDef& property = saved_case_property(saved);
+  for (const TargetSpec& spec : suite_targets(property.suite)) {
+    if (spec.entry() != saved.entry || spec.dtype != saved.dtype) continue;
+    const auto sizes = spec.block_sizes();
+    if (std::find(sizes.begin(), sizes.end(), saved.blocksize) == sizes.end()) {
+      throw CaseFileError("block size " + std::to_string(saved.blocksize) + " is not one of " + spec.label() + "'s");
+    }
+    return spec;
+  }
+  throw CaseFileError("suite " + std::string(fixtures::suite_name(property.suite)) + " has no target '" +
+                      (saved.entry.empty() ? "" : saved.entry + "/") + dtype_name(saved.dtype) + "'");
+}
+
+ReplayOutcome replay_saved_case(const SavedCase& saved, fixtures::Implementation& iut, fixtures::Implementation& baseline) {
+  const PropertyDef& property = saved_case_property(saved);
+  const PropertyTarget target = make_target(property, saved_case_target(saved), &iut, &baseline, saved.blocksize);
+  return replay_property(property, target, saved.recorded);
+}
+
+CorpusSave save_to_corpus(const fs::path& corpus, const SavedCase& saved) {
+  const fs::path folder = corpus / "cases";
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) throw fixtures::WriteFailure("cannot create the corpus folder " + folder.string() + ": " + error.message());
+  CorpusSave result;
+  result.path = folder / case_file_name(saved);
+  if (fs::exists(result.path, error)) return result;  // the same case (same fingerprint) is kept once
+  fixtures::write_file_atomically(result.path.string(), saved_case_json(saved).dump(1) + "\n");
+  result.added = true;
+  return result;
+}
+
+std::vector<fs::path> corpus_case_files(const fs::path& path) {
+  std::error_code error;
+  if (fs::is_regular_file(path, error)) return {path};
+  if (!fs::is_directory(path, error)) throw CaseFileError(path.string() + ": no such file or folder");
+  const fs::path folder = fs::is_directory(path / "cases", error) ? path / "cases" : path;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    // Temporary files of an interrupted save start with '.'; they are not cases.
+    if (entry.is_regular_file() && entry.path().extension() == ".json" && !name.starts_with(".")) files.push_back(entry.path());
+  }
+  if (error) throw CaseFileError(folder.string() + ": cannot be listed (" + error.message() + ")");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace bitparity::properties

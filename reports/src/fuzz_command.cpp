@@ -1,0 +1,313 @@
+// `bitparity fuzz`: options checked before anything runs, the corpus state read and resumed, the
+// supervisor started, and the summary printed and written.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "bitparity/fixtures/atomic_file.hpp"
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/saved_case.hpp"
+#include "bitparity/reports/cli_checks.hpp"
+#include "bitparity/reports/commands.hpp"
+#include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/fuzz.hpp"
+#include "bitparity/reports/interrupt.hpp"
+#include "bitparity/reports/progress.hpp"
+#include "bitparity/reports/result_file.hpp"
+#include "bitparity/reports/version.hpp"
+#include "fuzz_supervisor.hpp"
+
+namespace bitparity::reports {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kStateSchema = "bitparity.fuzz-state/1";
+
+// "60", "60s", "10m", "8h", "1h30m": seconds.
+double parse_budget(const std::string& text) {
+  const std::string usage = "--budget " + text + ": use a duration such as 60s, 10m, 8h or 1h30m (at most 30 days)";
+  if (text.empty()) throw UsageError(usage);
+  double total = 0;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = at;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+    if (end == at) throw UsageError(usage);
+    const double number = std::strtod(text.substr(at, end - at).c_str(), nullptr);
+    double unit = 1;
+    if (end < text.size()) {
+      const char c = text[end++];
+      unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : c == 'd' ? 86400 : -1;
+      if (unit < 0) throw UsageError(usage);
+    } else if (at != 0) {
+      throw UsageError(usage);  // "1h30": the last number needs its unit
+    }
+    total += number * unit;
+    at = end;
+  }
+  if (!std::isfinite(total) || total <= 0 || total > 30 * 86400) throw UsageError(usage);
+  return total;
+}
+
+fs::path state_path(const std::string& corpus) { return fs::path(corpus) / "fuzz-state.json"; }
+
+// The state a run left (the round-robin position and the runs so far), or an empty object.
+nlohmann::json read_state(const std::string& corpus) {
+  const fs::path path = state_path(corpus);
+  std::error_code error;
+  if (!fs::exists(path, error)) return nlohmann::json::object();
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json state = nlohmann::json::parse(text.str(), nullptr, false);
+  if (state.is_discarded() || !state.is_object() || state.value("schema", "") != kStateSchema ||
+      !state.contains("next_visit") || !state.at("next_visit").is_number_unsigned()) {
+    throw UsageError(path.string() + " is not a fuzz state (" + kStateSchema +
+                     "); remove it to start the round-robin from the beginning");
+  }
+  return state;
+}
+
+void check_corpus(const std::string& corpus) {
+  if (corpus.empty()) throw UsageError("--corpus is empty; give a folder for the saved cases");
+  std::error_code error;
+  if (fs::exists(corpus, error) && !fs::is_directory(corpus, error)) {
+    throw UsageError("--corpus " + corpus + " is not a folder; give a folder for the saved cases");
+  }
+  fs::create_directories(fs::path(corpus) / "cases", error);
+  if (error) throw UsageError("--corpus " + corpus + ": cannot create its cases folder (" + error.message() + ")");
+  check_result_path("--corpus", state_path(corpus).string());
+}
+
+// Devices from --device (or cpu when neither --device nor --implementation is given), then each
+// --implementation, checked and each once.
+std::vector<std::string> fuzzed_implementations(const FuzzCommand& command, const CheckOptions& selection) {
+  std::vector<std::string> names;
+  if (!command.selection.requested.devices.empty() || command.implementations.empty()) names = selection.devices;
+  for (const auto& name : command.implementations) {
+    fixtures::ImplementationId id;
+    try {
+      id = fixtures::parse_implementation_id(name);
+      fixtures::make_implementation(id);  // refuses unknown mutants and absent devices, naming them
+    } catch (const Error& error) {
+      throw UsageError(std::string("--implementation ") + name + ": " + error.what());
+    }
+    names.push_back(name);
+  }
+  refuse_repeats("--device/--implementation", names);
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ") {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : separator) + item;
+  return text;
+}
+
+nlohmann::json tally_json(const FuzzTally& tally) {
+  return {{"visits", tally.visits},
+          {"cases", tally.cases},
+          {"elements", tally.elements},
+          {"seconds", tally.seconds},
+          {"cases_per_second", tally.seconds > 0 ? tally.cases / tally.seconds : 0.0},
+          {"reference_seconds", tally.reference_seconds},
+          {"reference_share", tally.seconds > 0 ? tally.reference_seconds / tally.seconds : 0.0}};
+}
+
+// The worker command line: the resolved selection, every implementation by --implementation.
+std::vector<std::string> worker_command(const FuzzCommand& command, const FuzzOptions& options, int worker,
+                                        std::int64_t first_visit, double budget) {
+  std::vector<std::string> args = {program_name(), "fuzz", "--worker", std::to_string(worker), "--report-fd", "3",
+                                   "--jobs", std::to_string(options.jobs), "--seed", std::to_string(options.seed),
+                                   "--first-visit", std::to_string(first_visit), "--budget", std::to_string(budget) + "s",
+                                   "--corpus", options.corpus};
+  if (options.visits > 0) args.insert(args.end(), {"--visit-end", std::to_string(options.first_visit + options.visits)});
+  for (const auto& suite : options.selection.suites) args.insert(args.end(), {"--suite", std::string(fixtures::suite_name(suite))});
+  for (const auto& id : options.selection.properties) args.insert(args.end(), {"--property", id});
+  for (const auto& name : options.selection.formats) args.insert(args.end(), {"--format", name});
+  for (const auto& name : options.selection.optimizers) args.insert(args.end(), {"--optimizer", name});
+  for (const auto& name : options.selection.dtypes) args.insert(args.end(), {"--dtype", name});
+  for (const auto size : options.selection.block_sizes) args.insert(args.end(), {"--block-size", std::to_string(size)});
+  for (const auto& name : options.implementations) args.insert(args.end(), {"--implementation", name});
+  if (command.stop_on_failure) args.push_back("--stop-on-failure");
+  return args;
+}
+
+void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::size_t known_cases) {
+  std::printf("\n%-12s %8s %10s %10s %12s %10s\n", "suite", "visits", "cases", "seconds", "cases/s", "reference");
+  for (const auto& [suite, tally] : totals.by_suite) {
+    std::printf("%-12s %8lld %10lld %10.1f %12.1f %9.0f%%\n", suite.c_str(), static_cast<long long>(tally.visits),
+                static_cast<long long>(tally.cases), tally.seconds, tally.seconds > 0 ? tally.cases / tally.seconds : 0.0,
+                tally.seconds > 0 ? 100.0 * tally.reference_seconds / tally.seconds : 0.0);
+  }
+  std::string per_property;
+  for (const auto& [property, tally] : totals.by_property) per_property += " " + property + ":" + std::to_string(tally.cases);
+  std::printf("cases per property:%s\n", per_property.c_str());
+  // The first failure of each property on each implementation in full; the others counted.
+  std::map<std::string, int> shown;
+  for (const auto& failure : totals.failures) {
+    const std::string key = failure.value("property", "?") + " on " + failure.value("implementation", "?");
+    if (shown[key]++ > 0) continue;
+    std::printf("\nFAILED %s %s on %s (visit %lld)\n  %s\n", failure.value("property", "?").c_str(),
+                failure.value("target", "?").c_str(), failure.value("implementation", "?").c_str(),
+                static_cast<long long>(failure.value("visit", std::int64_t{-1})), failure.value("violation", "").c_str());
+    if (failure.contains("file")) {
+      std::printf("  saved: %s%s\n  replay: %s replay %s\n", failure.value("file", "").c_str(),
+                  failure.value("added", false) ? "" : " (already in the corpus)", program_name().c_str(),
+                  failure.value("file", "").c_str());
+      if (failure.value("reproduction", "") != "replays") {
+        std::printf("  note: on a fresh instance the saved case %s\n", failure.value("reproduction", "").c_str());
+      }
+    }
+    if (failure.contains("save_error")) std::printf("  NOT SAVED: %s\n", failure.value("save_error", "").c_str());
+    std::printf("  rerun this visit: %s fuzz --jobs 1 --seed %llu --first-visit %lld --visits 1 (with the run's selection options)\n",
+                program_name().c_str(), static_cast<unsigned long long>(options.seed),
+                static_cast<long long>(failure.value("visit", std::int64_t{0})));
+  }
+  for (const auto& [key, count] : shown) {
+    if (count > 1) std::printf("%s failed on %d more targets (their cases are in the corpus)\n", key.c_str(), count - 1);
+  }
+  std::printf("\nsummary: %lld visits, %lld cases in %s (%.1f cases/s), %zu failures, %lld new corpus cases (%zu before), seed %llu, "
+              "next visit %lld%s\n",
+              static_cast<long long>(totals.all.visits), static_cast<long long>(totals.all.cases),
+              format_duration(totals.wall_seconds).c_str(), totals.wall_seconds > 0 ? totals.all.cases / totals.wall_seconds : 0.0,
+              totals.failures.size(), static_cast<long long>(totals.new_cases), known_cases,
+              static_cast<unsigned long long>(options.seed), static_cast<long long>(totals.next_visit),
+              interrupted() ? (std::string(", interrupted by ") + interrupt_name()).c_str() : "");
+}
+
+}  // namespace
+
+void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
+  auto* fuzz = app.add_subcommand("fuzz", "run every property x implementation x entry x dtype round-robin with fresh seeds until the budget ends; failures go to the corpus");
+  CheckCommand& s = command.selection;
+  fuzz->add_option("--budget", command.budget, "how long: 60s, 10m, 8h, 1h30m (default 60s)");
+  fuzz->add_option("--visits", command.visits, "stop after this many visits (a reproducible length; default: only the budget)")
+      ->check(integer_in(1, std::int64_t{1} << 40));
+  fuzz->add_option("--suite", s.suite_names, "quant, optim32, optim8 or conversions (repeatable; default all)");
+  fuzz->add_option("--property", s.requested.properties, "only these property ids (repeatable)");
+  fuzz->add_option("--format", s.requested.formats, "only these quantization formats (repeatable)");
+  fuzz->add_option("--optimizer", s.requested.optimizers, "only these optimizers (repeatable)");
+  fuzz->add_option("--dtype", s.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
+  fuzz->add_option("--block-size", s.requested.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
+  fuzz->add_option("--device", s.requested.devices, "cpu, cuda:N or all (repeatable; default cpu unless --implementation is given)");
+  fuzz->add_option("--implementation", command.implementations, "also fuzz this implementation: cpu, cuda:N or mutant:NAME (repeatable)");
+  fuzz->add_option("--corpus", command.corpus, "folder of saved failing cases and the run state (default bitparity-corpus)");
+  fuzz->add_option("--jobs", command.jobs, "worker processes (default 1)")->check(integer_in(1, 256));
+  fuzz->add_option("--seed", command.seed, "run seed (default: a fresh one, printed)")
+      ->check(seed_value())
+      ->each([&command](const std::string&) { command.seed_given = true; });
+  fuzz->add_option("--first-visit", command.first_visit, "start the round-robin here (default: where the corpus state left off)")
+      ->check(integer_in(0, std::int64_t{1} << 50));
+  fuzz->add_flag("--stop-on-failure", command.stop_on_failure, "stop at the first failure");
+  fuzz->add_option("--json", command.json_path, "write the summary as JSON to this file (checked before the run)")
+      ->each([&command](const std::string&) { command.json_given = true; });
+  fuzz->add_option("--log-every", command.log_every, "seconds between progress lines when stderr is not a terminal (default 60)")
+      ->check(seconds_in(86400));
+  fuzz->add_flag("--require-gpu", command.require_gpu, "fail (exit 4) when no CUDA device is usable; also BITPARITY_REQUIRE_GPU=1");
+  // Worker processes: started by the supervisor with the resolved options.
+  fuzz->add_option("--worker", command.worker)->group("")->check(integer_in(0, 255));
+  fuzz->add_option("--report-fd", command.report_fd)->group("")->check(integer_in(3, 1 << 20));
+  fuzz->add_option("--visit-end", command.visit_end)->group("")->check(integer_in(0, std::int64_t{1} << 52));
+}
+
+int run_fuzz_command(const FuzzCommand& command) {
+  bool asked_all = false;
+  const CheckOptions selection = resolve_check_selection(command.selection, asked_all);
+  FuzzOptions options;
+  options.selection = selection;
+  options.implementations = fuzzed_implementations(command, selection);
+  options.budget_seconds = parse_budget(command.budget);
+  options.corpus = command.corpus;
+  options.jobs = command.jobs;
+  options.stop_on_failure = command.stop_on_failure;
+  if (command.worker >= 0) {
+    if (command.report_fd < 0) throw UsageError("--worker needs --report-fd");
+    options.seed = command.seed;
+    options.first_visit = std::max<std::int64_t>(0, command.first_visit);
+    options.visits = command.visit_end > 0 ? command.visit_end - options.first_visit : 0;
+    if (command.visit_end > 0 && options.visits <= 0) return exit_passed;
+    return run_fuzz_worker(options, command.worker, command.report_fd);
+  }
+  if (gpu_required(command.require_gpu)) require_usable_gpu();
+  check_corpus(options.corpus);
+  if (command.json_given) check_result_path("--json", command.json_path);
+  CheckOptions every_size = selection;
+  every_size.block_sizes.clear();
+  every_size.devices = options.implementations;
+  check_block_sizes(selection, plan_check(every_size));
+  const std::vector<PlannedRow> units = plan_fuzz(options);
+  if (units.empty()) throw UsageError("the selection fuzzes nothing: " + why_empty(selection));
+  const nlohmann::json state = read_state(options.corpus);
+  options.first_visit = command.first_visit >= 0 ? command.first_visit : state.value("next_visit", std::int64_t{0});
+  options.visits = command.visits;
+  options.seed = command.seed_given ? command.seed : (std::random_device{}() * 0x100000001ull ^ std::random_device{}()) >> 1;
+  const std::size_t known_cases = properties::corpus_case_files(options.corpus).size();
+  std::printf("bitparity fuzz: %zu units (property x target x implementation) on %s, budget %s%s, %d job%s, seed %llu, "
+              "first visit %lld, corpus %s (%zu cases)\n",
+              units.size(), joined(options.implementations).c_str(), format_duration(options.budget_seconds).c_str(),
+              options.visits > 0 ? (" or " + std::to_string(options.visits) + " visits").c_str() : "", options.jobs,
+              options.jobs == 1 ? "" : "s", static_cast<unsigned long long>(options.seed),
+              static_cast<long long>(options.first_visit), options.corpus.c_str(), known_cases);
+  if (asked_all && std::none_of(options.implementations.begin(), options.implementations.end(),
+                                [](const std::string& name) { return name.starts_with("cuda:"); })) {
+    std::fprintf(stderr, "%s\n", no_gpu_notice().c_str());
+  }
+  std::fflush(stdout);
+
+  nlohmann::json runs = state.value("runs", nlohmann::json::array());
+  const auto save_state = [&](const FuzzTotals& totals) {
+    nlohmann::json run = {{"seed", std::to_string(options.seed)}, {"first_visit", options.first_visit},
+                          {"next_visit", totals.next_visit},      {"cases", totals.all.cases},
+                          {"failures", totals.failures.size()},   {"seconds", totals.wall_seconds},
+                          {"build", version_string()}};
+    nlohmann::json all_runs = runs;
+    all_runs.push_back(run);
+    const nlohmann::json document = {{"schema", kStateSchema}, {"next_visit", totals.next_visit}, {"runs", all_runs}};
+    try {
+      fixtures::write_file_atomically(state_path(options.corpus).string(), document.dump(1) + "\n");
+    } catch (const fixtures::WriteFailure& error) {
+      std::fprintf(stderr, "warning: the fuzz state was not saved: %s\n", error.what());
+    }
+  };
+  const FuzzTotals totals = supervise_fuzz(
+      options, [&](int worker, std::int64_t first, double budget) { return worker_command(command, options, worker, first, budget); },
+      command.log_every, save_state);
+  print_summary(totals, options, known_cases);
+  if (command.json_given) {
+    nlohmann::json suites = nlohmann::json::object(), properties_json = nlohmann::json::object();
+    for (const auto& [name, tally] : totals.by_suite) suites[name] = tally_json(tally);
+    for (const auto& [name, tally] : totals.by_property) properties_json[name] = tally_json(tally);
+    const nlohmann::json document = {{"schema", "bitparity.fuzz/1"},
+                                     {"bitparity", version_string()},
+                                     {"seed", std::to_string(options.seed)},
+                                     {"budget_seconds", options.budget_seconds},
+                                     {"jobs", options.jobs},
+                                     {"implementations", options.implementations},
+                                     {"first_visit", options.first_visit},
+                                     {"next_visit", totals.next_visit},
+                                     {"wall_seconds", totals.wall_seconds},
+                                     {"complete", !interrupted()},
+                                     {"total", tally_json(totals.all)},
+                                     {"suites", suites},
+                                     {"properties", properties_json},
+                                     {"failures", totals.failures},
+                                     {"new_corpus_cases", totals.new_cases},
+                                     {"corpus", options.corpus}};
+    write_result_file(command.json_path, document.dump(2) + "\n");
+    std::printf("results: %s\n", command.json_path.c_str());
+  }
+  if (interrupted()) return interrupted_exit_code();
+  return totals.failures.empty() ? exit_passed : exit_failed;
+}
+
+}  // namespace bitparity::reports

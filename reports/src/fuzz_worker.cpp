@@ -1,0 +1,166 @@
+// A fuzz worker: runs its share of the visits, saves every failure (shrunk, replay-checked) to the
+// corpus and reports each visit as one JSON line on the supervisor's pipe.
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <map>
+#include <memory>
+
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/properties/saved_case.hpp"
+#include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/fuzz.hpp"
+#include "bitparity/reports/interrupt.hpp"
+#include "bitparity/reports/version.hpp"
+
+namespace bitparity::reports {
+
+namespace {
+
+using properties::ReplayOutcome;
+using properties::SavedCase;
+
+// One event per line; false when the supervisor is gone (the worker then stops).
+bool emit(int fd, const nlohmann::json& event) {
+  const std::string line = event.dump() + "\n";
+  std::size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    written += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+// Does the saved case fail again on a fresh instance of its implementation? A failure that needs
+// earlier calls (hidden state, such as a step counter kept between calls) fails only the second time.
+std::string reproduction(const SavedCase& saved) {
+  const auto fresh = fixtures::make_implementation(saved.implementation);
+  const auto cpu = fixtures::make_implementation("cpu");
+  try {
+    if (!properties::replay_saved_case(saved, *fresh, *cpu).passed) return "replays";
+    if (!properties::replay_saved_case(saved, *fresh, *cpu).passed) return "needs-earlier-calls";
+    return "does-not-replay";
+  } catch (const std::exception& error) {
+    return std::string("replay-error: ") + error.what();
+  }
+}
+
+}  // namespace
+
+int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
+  // The supervisor stops workers with SIGTERM; a terminal's SIGINT goes to the supervisor alone.
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const std::vector<PlannedRow> units = plan_fuzz(options);
+  if (units.empty()) return exit_bad_input;
+  std::map<std::string, std::unique_ptr<fixtures::Implementation>> implementations;
+  const auto baseline = fixtures::make_implementation("cpu");
+  std::int64_t skipped_in_a_row = 0;
+  // A unit that failed is known to fail: it is not visited again in this run (the corpus has it).
+  std::vector<bool> retired(units.size(), false);
+  std::string stopped = "budget";
+  for (std::int64_t visit = options.first_visit + worker;; visit += options.jobs) {
+    if (interrupted()) {
+      stopped = "interrupted";
+      break;
+    }
+    if (elapsed() >= options.budget_seconds) break;
+    if (options.visits > 0 && visit >= options.first_visit + options.visits) {
+      stopped = "visits";
+      break;
+    }
+    const FuzzVisit v = fuzz_visit(units, options.seed, visit);
+    const auto unit_index = static_cast<std::size_t>(v.unit - units.data());
+    if (v.skipped || retired[unit_index]) {
+      // A whole pass of skipped units: only sweeps that already ran, or failed units, are left.
+      if (++skipped_in_a_row >= static_cast<std::int64_t>(units.size())) {
+        stopped = "done";
+        break;
+      }
+      continue;
+    }
+    skipped_in_a_row = 0;
+    const PlannedRow& unit = *v.unit;
+    const std::string target = unit.spec.label() + (v.blocksize > 0 ? " blocksize " + std::to_string(v.blocksize) : "");
+    nlohmann::json event = {{"event", "start"},       {"visit", visit},           {"property", unit.property->id},
+                            {"target", target},       {"implementation", unit.device}};
+    if (!emit(report_fd, event)) return exit_failed;
+    auto& iut = implementations[unit.device];
+    if (!iut) iut = fixtures::make_implementation(unit.device);
+    properties::RunOptions run;
+    run.seed = v.seed;
+    run.max_cases = options.cases_per_visit;
+    run.seconds = std::max(0.001, options.budget_seconds - elapsed());
+    run.size_scale = v.size_scale;
+    run.record_failing_case = true;
+    run.cancelled = [] { return interrupted(); };
+    const properties::PropertyTarget target_of_visit =
+        properties::make_target(*unit.property, unit.spec, iut.get(), baseline.get(), v.blocksize);
+    const properties::RunResult result = properties::run_property(*unit.property, target_of_visit, run);
+    event = {{"event", "visit"},
+             {"visit", visit},
+             {"property", unit.property->id},
+             {"suite", std::string(fixtures::suite_name(unit.property->suite))},
+             {"target", target},
+             {"implementation", unit.device},
+             {"cases", result.stats.cases},
+             {"elements", result.stats.elements},
+             {"reference_seconds", result.stats.reference_seconds},
+             {"seconds", result.seconds},
+             {"size_scale", v.size_scale},
+             {"passed", result.passed},
+             {"not_applicable", result.not_applicable}};
+    if (!result.passed) {
+      nlohmann::json failure = {{"seed", std::to_string(options.seed)}, {"visit", visit}, {"visit_seed", std::to_string(v.seed)},
+                                {"size_scale", v.size_scale}, {"build", version_string()}, {"date", utc_now()}};
+      event["violation"] = result.counterexample;
+      event["replay_check"] = "fuzz --first-visit " + std::to_string(visit) + " --visits 1 --jobs 1 --seed " +
+                              std::to_string(options.seed) + " (same selection)";
+      if (result.failing_case) {
+        SavedCase saved;
+        saved.property = unit.property->id;
+        saved.implementation = unit.device;
+        saved.entry = unit.spec.entry();
+        saved.dtype = unit.spec.dtype;
+        saved.blocksize = v.blocksize;
+        saved.violation = result.counterexample;
+        saved.recorded = *result.failing_case;
+        failure["reproduction"] = reproduction(saved);
+        saved.found = failure;
+        try {
+          const properties::CorpusSave save = properties::save_to_corpus(options.corpus, saved);
+          event["file"] = save.path.string();
+          event["added"] = save.added;
+          event["fingerprint"] = properties::case_fingerprint(saved);
+          event["reproduction"] = failure["reproduction"];
+        } catch (const std::exception& error) {
+          event["save_error"] = error.what();
+        }
+      }
+    }
+    if (!emit(report_fd, event)) return exit_failed;
+    if (!result.passed) retired[unit_index] = true;
+    if (!result.passed && options.stop_on_failure) {
+      stopped = "failure";
+      break;
+    }
+  }
+  emit(report_fd, {{"event", "stopped"}, {"reason", stopped}, {"worker", worker}});
+  return exit_passed;
+}
+
+}  // namespace bitparity::reports
