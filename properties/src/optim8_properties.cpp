@@ -64,7 +64,9 @@ Optim8Case draw_optim8_case(const PropertyTarget& t, PropertyStats& stats, bool 
 nlohmann::json encode_input(const Optim8Case& c) {
   nlohmann::json absmax = nlohmann::json::array();
   for (const auto& per_state : c.absmax) absmax.push_back(encode_floats(per_state, DType::f32));
-  return {{"base", properties::encode_input(c.base)}, {"blocksize", c.blocksize}, {"codes", c.codes}, {"absmax", absmax}};
+  nlohmann::json base = properties::encode_input(c.base);
+  base["states"] = nlohmann::json::array();  // the states are the codes and absmax below
+  return {{"base", base}, {"blocksize", c.blocksize}, {"codes", c.codes}, {"absmax", absmax}};
 }
 
 void decode_input(const nlohmann::json& j, Optim8Case& c) {

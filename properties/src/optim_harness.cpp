@@ -154,13 +154,17 @@ OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool st
 }
 
 nlohmann::json encode_input(const OptimCase& c) {
+  // The optimizer's state columns only: the others are never read.
+  const std::size_t state_count = static_cast<std::size_t>(optimizer_info(c.kind).states);
   std::vector<float> param, grad;
-  std::vector<std::vector<float>> states(3);
+  std::vector<std::vector<float>> states(state_count);
   for (const auto& v : c.values) {
     param.push_back(v.p);
     grad.push_back(v.g);
-    for (std::size_t k = 0; k < 3; ++k) states[k].push_back(v.s[k]);
+    for (std::size_t k = 0; k < state_count; ++k) states[k].push_back(v.s[k]);
   }
+  nlohmann::json state_columns = nlohmann::json::array();  // not a brace list: two-string arrays would read as an object
+  for (const auto& column : states) state_columns.push_back(encode_floats(column, DType::f32));
   nlohmann::json state_layouts = nlohmann::json::array();
   for (const auto& layout : c.state_layouts) state_layouts.push_back(encode_input(layout));
   return {{"hyperparameters", encode_input(HyperInput{c.kind, c.hyper})},
@@ -169,9 +173,7 @@ nlohmann::json encode_input(const OptimCase& c) {
           {"shape", c.shape},
           {"param", encode_floats(param, DType::f32)},
           {"grad", encode_floats(grad, DType::f32)},
-          // json::array: a brace list of two-element string arrays would read as an object.
-          {"states", nlohmann::json::array({encode_floats(states[0], DType::f32), encode_floats(states[1], DType::f32),
-                                            encode_floats(states[2], DType::f32)})},
+          {"states", state_columns},
           {"param_layout", encode_input(c.param_layout)},
           {"grad_layout", encode_input(c.grad_layout)},
           {"state_layouts", state_layouts}};
@@ -199,15 +201,20 @@ void decode_input(const nlohmann::json& j, OptimCase& c) {
     return values;
   };
   const std::vector<float> param = column(j.at("param"), "param"), grad = column(j.at("grad"), "grad");
+  // One column per state; none in an 8-bit case, whose states are codes and absmax.
   const nlohmann::json& states = j.at("states");
-  if (!states.is_array() || states.size() != 3) throw CaseFileError("'states' must hold three columns");
+  const std::size_t state_count = static_cast<std::size_t>(optimizer_info(c.kind).states);
+  if (!states.is_array() || (states.size() != state_count && !states.empty())) {
+    throw CaseFileError(std::string(optimizer_info(c.kind).name) + " has " + std::to_string(state_count) +
+                        " states; 'states' must hold that many columns");
+  }
   std::vector<std::vector<float>> state_columns;
-  for (std::size_t k = 0; k < 3; ++k) state_columns.push_back(column(states[k], "a state column"));
+  for (const auto& state : states) state_columns.push_back(column(state, "a state column"));
   c.values.assign(static_cast<std::size_t>(n), {});
   for (std::int64_t i = 0; i < n; ++i) {
     c.values[i].p = param[i];
     c.values[i].g = grad[i];
-    for (std::size_t k = 0; k < 3; ++k) c.values[i].s[k] = state_columns[k][i];
+    for (std::size_t k = 0; k < state_columns.size(); ++k) c.values[i].s[k] = state_columns[k][i];
   }
   decode_input(j.at("param_layout"), c.param_layout);
   decode_input(j.at("grad_layout"), c.grad_layout);

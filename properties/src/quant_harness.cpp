@@ -102,8 +102,17 @@ void expect_untouched_outside_view(PropertyStats& stats, const fixtures::HostTen
 // lies beyond the map, plus the fp32 rounding window of ERROR_MODEL.md (e(v) + e(M)).
 double quantization_error_bound(const reference::FormatReference& format, double v, bool stochastic) {
   const int last = format.sorted_count() - 1;
-  int above = 0;
-  while (above < last && format.sorted_value(above) < v) ++above;
+  // The first code value >= v (the last one if none): a binary search, once per element.
+  int low = 0, high = last;
+  while (low < high) {
+    const int middle = (low + high) / 2;
+    if (format.sorted_value(middle) < v) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  const int above = low;
   const double window = 2 * (0x1p-24 * std::fabs(v) + 0x1p-150) + 0x1p-24 * std::fabs(v);
   if (format.sorted_value(above) < v || above == 0) return std::fabs(format.sorted_value(above) - v) + window;
   const double gap = format.sorted_value(above) - format.sorted_value(above - 1);

@@ -81,6 +81,12 @@ Thresholds make_thresholds(const std::vector<double>& points, int direction) {
 
 }  // namespace
 
+struct FormatReference::DecisionTables {
+  Thresholds lower, upper;  // midpoints widened down and up: nearest rounding
+  Thresholds codes_exact;   // the code values themselves: stochastic rounding
+  int zero_index = 0;       // sorted index of the code 0
+};
+
 FormatReference::FormatReference(QuantFormat format) {
   const CodeTable& table = code_table(format);  // only the code values are taken from the format
   bits_ = table.bits;
@@ -96,6 +102,14 @@ FormatReference::FormatReference(QuantFormat format) {
     code_to_sorted_.push_back(static_cast<int>(std::lower_bound(sorted_values_.begin(), sorted_values_.end(), value) -
                                                sorted_values_.begin()));
   }
+  // Decision thresholds: nearest rounding uses midpoints widened by their fp32 error; stochastic
+  // rounding brackets by the code values themselves (exact in fp32).
+  auto tables = std::make_shared<DecisionTables>();
+  tables->lower = make_thresholds(midpoints_, -1);
+  tables->upper = make_thresholds(midpoints_, +1);
+  tables->codes_exact = make_thresholds(sorted_values_, 0);
+  tables->zero_index = static_cast<int>(std::lower_bound(sorted_values_.begin(), sorted_values_.end(), 0.0) - sorted_values_.begin());
+  tables_ = std::move(tables);
 }
 
 QuantReference reference_quantize(std::span<const float> values, const FormatReference& format,
@@ -108,16 +122,9 @@ QuantReference reference_quantize(std::span<const float> values, const FormatRef
   result.admissible.resize(n);
   result.normalized.resize(n);
 
-  // Decision thresholds: nearest rounding uses midpoints widened by their fp32 error; stochastic
-  // rounding brackets by the code values themselves (exact in fp32).
-  std::vector<double> points;
-  for (int i = 0; i + 1 < format.sorted_count(); ++i) points.push_back(format.midpoint(i));
-  const Thresholds lower = make_thresholds(points, -1), upper = make_thresholds(points, +1);
-  std::vector<double> code_points;
-  for (int i = 0; i < format.sorted_count(); ++i) code_points.push_back(format.sorted_value(i));
-  const Thresholds codes_exact = make_thresholds(code_points, 0);
-  const int zero_index = static_cast<int>(
-      std::lower_bound(code_points.begin(), code_points.end(), 0.0) - code_points.begin());
+  const FormatReference::DecisionTables& tables = format.decision_tables();
+  const Thresholds &lower = tables.lower, &upper = tables.upper, &codes_exact = tables.codes_exact;
+  const int zero_index = tables.zero_index;
   const int last = format.sorted_count() - 1;
 
   for (std::int64_t block = 0; block < blocks; ++block) {

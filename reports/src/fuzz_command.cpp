@@ -221,6 +221,9 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
 }
 
 int run_fuzz_command(const FuzzCommand& command) {
+  for (const auto& device : command.selection.requested.devices) {
+    if (device.starts_with("mutant:")) throw UsageError("--device " + device + " is a mutant; fuzz it with --implementation " + device);
+  }
   bool asked_all = false;
   const CheckOptions selection = resolve_check_selection(command.selection, asked_all);
   FuzzOptions options;

@@ -104,7 +104,10 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
     properties::RunOptions run;
     run.seed = v.seed;
     run.max_cases = options.cases_per_visit;
-    run.seconds = std::max(0.001, options.budget_seconds - elapsed());
+    // An exhaustive sweep gets at most a tenth of the budget (a short run checks a prefix of it,
+    // marked incomplete; a run of 5 minutes or more has time for the whole sweep).
+    const double remaining = options.budget_seconds - elapsed();
+    run.seconds = std::max(0.001, unit.property->exhaustive ? std::min(remaining, options.budget_seconds / 10) : remaining);
     run.size_scale = v.size_scale;
     run.record_failing_case = true;
     run.cancelled = [] { return interrupted(); };
@@ -123,6 +126,7 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
              {"seconds", result.seconds},
              {"size_scale", v.size_scale},
              {"passed", result.passed},
+             {"incomplete", result.stats.incomplete},
              {"not_applicable", result.not_applicable}};
     if (!result.passed) {
       nlohmann::json failure = {{"seed", std::to_string(options.seed)}, {"visit", visit}, {"visit_seed", std::to_string(v.seed)},

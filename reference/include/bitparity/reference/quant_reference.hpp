@@ -2,6 +2,7 @@
 // The exact reference for blockwise quantisation: exact absmax, the admissible codes of every
 // element, and the correctly rounded dequantised values. See ERROR_MODEL.md for the bounds.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -35,8 +36,13 @@ class FormatReference {
   double code_value(std::uint8_t code) const { return code_values_[code]; }
   double midpoint(int index) const { return midpoints_[index]; }  // exact, between index and index+1
   int bits() const { return bits_; }
+  // The decision thresholds of the format (midpoints and code values, widened by their fp32 error,
+  // exact in MPFR and nearest in double): built once with the format, not per call.
+  struct DecisionTables;
+  const DecisionTables& decision_tables() const { return *tables_; }
 
  private:
+  std::shared_ptr<const DecisionTables> tables_;
   int bits_;
   std::vector<double> code_values_;
   std::vector<double> sorted_values_;

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# A short run of `bitparity fuzz` and `bitparity replay` as users run them: a clean run passes, a
+# mutant is found, saved, replayed and still killed, runs repeat from their seed, SIGTERM stops
+# with a summary and the state, a killed run leaves a readable corpus, and the next run resumes.
+set -uo pipefail
+bitparity="$1"
+work=$(mktemp -d)
+trap 'pkill -KILL -f "$work" 2>/dev/null; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+echo "== a clean run on cpu, two workers"
+"$bitparity" fuzz --budget 12s --jobs 2 --corpus "$work/clean" --json "$work/clean.json" --seed 3 --log-every 4 >"$work/clean.txt" 2>&1
+code=$?
+cat "$work/clean.txt"
+[ "$code" -eq 0 ] || fail "a clean run exited $code"
+python3 - "$work/clean.json" <<'EOF' || fail "the summary JSON lacks suites or cases"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "bitparity.fuzz/1" and d["total"]["cases"] > 0 and not d["failures"], d["total"]
+for suite in ("quant", "optim32", "optim8"):
+    assert d["suites"][suite]["cases"] > 0, suite
+EOF
+grep -q "cases per property:" "$work/clean.txt" || fail "no cases per property in the summary"
+
+echo "== a mutant is found, saved once, replayed"
+"$bitparity" fuzz --implementation mutant:stale-absmax --stop-on-failure --budget 30s --seed 3 --corpus "$work/kill" >"$work/kill.txt" 2>&1
+code=$?
+cat "$work/kill.txt"
+[ "$code" -eq 1 ] || fail "the mutant run exited $code, expected 1"
+files=$(ls "$work/kill/cases" | wc -l)
+[ "$files" -eq 1 ] || fail "expected one saved case, found $files"
+"$bitparity" replay "$work/kill" | tail -n 3 || fail "the saved case no longer kills its mutant"
+"$bitparity" replay "$work/kill" --implementation cpu | tail -n 1 || fail "the saved case fails on cpu"
+"$bitparity" fuzz --implementation mutant:stale-absmax --stop-on-failure --budget 30s --seed 3 --first-visit 0 --corpus "$work/kill" >"$work/kill2.txt" 2>&1
+grep -q "already in the corpus" "$work/kill2.txt" || fail "the same failure was not recognised as already saved"
+[ "$(ls "$work/kill/cases" | wc -l)" -eq 1 ] || fail "the same case was saved twice"
+
+echo "== the same seed and visits give the same run"
+for run in a b; do
+  "$bitparity" fuzz --jobs 1 --visits 25 --seed 7 --first-visit 0 --budget 5m --corpus "$work/same-$run" --json "$work/same-$run.json" >/dev/null 2>&1 \
+    || fail "the reproducible run $run failed"
+done
+python3 - "$work/same-a.json" "$work/same-b.json" <<'EOF' || fail "two runs from one seed differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+key = lambda d: {p: (t["visits"], t["cases"], t["elements"]) for p, t in d["properties"].items()}
+assert key(a) == key(b) and a["total"]["cases"] > 0, (key(a), key(b))
+EOF
+
+echo "== SIGTERM stops the run with a summary and saves the state"
+"$bitparity" fuzz --budget 60s --jobs 2 --corpus "$work/term" --seed 3 >"$work/term.txt" 2>&1 &
+pid=$!
+sleep 4
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+tail -n 2 "$work/term.txt"
+[ "$code" -eq 143 ] || fail "SIGTERM gave exit $code, expected 143"
+grep -q "interrupted by SIGTERM" "$work/term.txt" || fail "no summary after SIGTERM"
+next=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["next_visit"])' "$work/term/fuzz-state.json") || fail "no state"
+[ "$next" -gt 0 ] || fail "the state did not move"
+sleep 1
+pgrep -f "$work/term" >/dev/null && fail "workers were left running"
+
+echo "== the next run resumes where the state left off"
+"$bitparity" fuzz --budget 3s --corpus "$work/term" --seed 4 >"$work/resume.txt" 2>&1 || fail "the resumed run failed"
+grep -q "first visit $next," "$work/resume.txt" || fail "the run did not resume at visit $next: $(head -n 1 "$work/resume.txt")"
+
+echo "== a killed run leaves only whole case files"
+"$bitparity" fuzz --implementation mutant:optim8-ignore-strides --implementation mutant:ignore-strides --budget 60s --jobs 2 \
+  --corpus "$work/killed" >/dev/null 2>&1 &
+pid=$!
+sleep 5
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+sleep 2
+pgrep -f "$work/killed" >/dev/null && fail "workers outlived their killed supervisor"
+[ "$(ls "$work/killed/cases" | wc -l)" -gt 0 ] || fail "the killed run saved nothing"
+"$bitparity" replay "$work/killed" | tail -n 1 || fail "a case file of the killed run does not replay"
+echo "fuzz smoke: passed"
