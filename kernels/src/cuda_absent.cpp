@@ -8,6 +8,7 @@ namespace bitparity {
 
 bool cuda_built() { return false; }
 int cuda_device_count() { return 0; }
+std::string cuda_device_description(int) { return ""; }
 
 namespace cuda {
 namespace {

@@ -138,6 +138,20 @@ int cuda_device_count() {
   return count;
 }
 
+std::string cuda_device_description(int index) {
+  cudaDeviceProp properties{};
+  if (index < 0 || index >= cuda_device_count() || cudaGetDeviceProperties(&properties, index) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  return std::string(properties.name) + ", sm_" + std::to_string(properties.major) + std::to_string(properties.minor) +
+         ", driver " + version(driver) + ", runtime " + version(runtime);
+}
+
 namespace cuda {
 
 void quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch) {

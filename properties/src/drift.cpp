@@ -1,5 +1,6 @@
 #include "bitparity/properties/drift.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -29,6 +30,14 @@ int histogram_bin(double ulps) {
   if (ulps <= 15) return 3;
   if (ulps <= 255) return 4;
   return 5;
+}
+
+// The middle value (the upper one of an even count); 0 for none.
+double median(std::vector<double>& values) {
+  if (values.empty()) return 0.0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
 }
 
 }  // namespace
@@ -93,6 +102,11 @@ DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType d
     DriftStep row;
     row.step = t;
     exact.step(hyper, gradient);
+    std::vector<double> abs_errors, rel_errors;
+    row.parameter_hash = 0xcbf29ce484222325ull;
+    for (const std::uint32_t b : bits) {
+      for (int byte = 0; byte < 4; ++byte) row.parameter_hash = (row.parameter_hash ^ ((b >> (8 * byte)) & 0xFFu)) * 0x100000001b3ull;
+    }
     for (std::int64_t i = 0; i < n; ++i) {
       const double truth = exact.parameter(i);
       if (!std::isfinite(values[i])) {
@@ -101,11 +115,17 @@ DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType d
       }
       const double error = std::fabs(static_cast<double>(values[i]) - truth);
       row.max_abs_error = std::max(row.max_abs_error, error);
-      if (truth != 0) row.max_rel_error = std::max(row.max_rel_error, error / std::fabs(truth));
+      abs_errors.push_back(error);
+      if (truth != 0) {
+        row.max_rel_error = std::max(row.max_rel_error, error / std::fabs(truth));
+        rel_errors.push_back(error / std::fabs(truth));
+      }
       const double ulps = std::fabs(static_cast<double>(ordered(bits[i], dtype) - ordered(exact.parameter_bits(i, dtype), dtype)));
       row.max_ulps = std::max(row.max_ulps, ulps);
       ++row.ulp_histogram[histogram_bin(ulps)];
     }
+    row.median_abs_error = median(abs_errors);
+    row.median_rel_error = median(rel_errors);
     if (options.eight_bit) {
       // The first state, dequantized, against the exact 32-bit state, relative to its largest value.
       const CodeTable& table = code_table(state8_format(kind, 0));

@@ -21,7 +21,7 @@ namespace {
 
 using namespace bitparity::reports;
 
-constexpr const char* kCommands[] = {"check", "fuzz", "replay", "mutants", "drift", "state-plan", "sharded", "checkpoint", "list"};
+constexpr const char* kCommands[] = {"check", "fuzz", "replay", "report", "mutants", "drift", "state-plan", "sharded", "checkpoint", "list"};
 
 int refuse(const std::string& message, int code) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -51,9 +51,11 @@ int main(int argc, char** argv) {
     CheckpointCommand checkpoint;
     FuzzCommand fuzz;
     ReplayCommand replay;
+    ReportCommand report;
     add_check_command(app, check);
     add_fuzz_command(app, fuzz);
     add_replay_command(app, replay);
+    add_report_command(app, report);
     add_mutants_command(app, mutants);
     add_drift_command(app, drift);
     add_sharded_command(app, sharded);
@@ -62,12 +64,12 @@ int main(int argc, char** argv) {
     add_list_command(app);
     if (argc < 2) {
       std::fprintf(stderr, "%s", app.help().c_str());
-      return refuse("a command is required: check, fuzz, replay, mutants, drift, state-plan, sharded, checkpoint or list", exit_bad_input);
+      return refuse("a command is required: check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint or list", exit_bad_input);
     }
     const std::string first = argv[1];
     if (first == "help") {
       if (argc > 2 && std::find(std::begin(kCommands), std::end(kCommands), std::string(argv[2])) == std::end(kCommands)) {
-        return refuse(std::string("unknown command '") + argv[2] + "'; the commands are check, fuzz, replay, mutants, drift, state-plan, sharded, checkpoint and list",
+        return refuse(std::string("unknown command '") + argv[2] + "'; the commands are check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint and list",
                       exit_bad_input);
       }
       if (argc > 2) {
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
       return exit_passed;
     }
     if (!first.starts_with("-") && std::find(std::begin(kCommands), std::end(kCommands), first) == std::end(kCommands)) {
-      return refuse("unknown command '" + first + "'; the commands are check, fuzz, replay, mutants, drift, state-plan, sharded, checkpoint and list (bitparity --help)",
+      return refuse("unknown command '" + first + "'; the commands are check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint and list (bitparity --help)",
                     exit_bad_input);
     }
     app.require_subcommand(1);
@@ -97,13 +99,14 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("check")) return run_check_command(check);
     if (app.got_subcommand("fuzz")) return run_fuzz_command(fuzz);
     if (app.got_subcommand("replay")) return run_replay_command(replay);
+    if (app.got_subcommand("report")) return run_report_command(report);
     if (app.got_subcommand("mutants")) return run_mutants_command(mutants);
     if (app.got_subcommand("drift")) return run_drift_command(drift);
     if (app.got_subcommand("state-plan")) return run_state_plan_command(plan);
     if (app.got_subcommand("sharded")) return run_sharded_command(sharded);
     if (app.got_subcommand("checkpoint")) return run_checkpoint_command(checkpoint);
     if (app.got_subcommand("list")) return run_list_command();
-    return refuse("a command is required: check, fuzz, replay, mutants, drift, state-plan, sharded, checkpoint or list", exit_bad_input);
+    return refuse("a command is required: check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint or list", exit_bad_input);
   } catch (const UsageError& error) {
     return refuse(error.what(), exit_bad_input);
   } catch (const WriteError& error) {

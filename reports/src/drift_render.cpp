@@ -13,10 +13,13 @@ nlohmann::json drift_json(const DriftReport& report) {
     steps.push_back({{"step", s.step},
                      {"max_abs_error", s.max_abs_error},
                      {"max_rel_error", s.max_rel_error},
+                     {"median_abs_error", s.median_abs_error},
+                     {"median_rel_error", s.median_rel_error},
                      {"max_ulps", s.max_ulps},
                      {"ulp_histogram", s.ulp_histogram},
                      {"nonfinite", s.nonfinite},
-                     {"max_state_error", s.max_state_error}});
+                     {"max_state_error", s.max_state_error},
+                     {"parameter_hash", s.parameter_hash}});
   }
   return {{"implementation", report.implementation}, {"optimizer", report.optimizer},
           {"dtype", dtype_name(report.dtype)},         {"elements", report.elements},

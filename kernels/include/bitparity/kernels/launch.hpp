@@ -14,5 +14,7 @@ struct LaunchConfig {
 
 int cuda_device_count();  // 0 when CUDA is not built or no driver/device is present
 bool cuda_built();
+// "NVIDIA H100 80GB HBM3, sm_90, driver 13.0, runtime 13.0" for reports; "" without that device.
+std::string cuda_device_description(int index);
 
 }  // namespace bitparity

@@ -16,10 +16,13 @@ struct DriftStep {
   std::int64_t step = 0;
   double max_abs_error = 0.0;    // |parameter - exact|
   double max_rel_error = 0.0;    // |parameter - exact| / |exact| (elements with exact != 0)
+  double median_abs_error = 0.0; // the median element's |parameter - exact|
+  double median_rel_error = 0.0; // the median of the relative errors (elements with exact != 0)
   double max_ulps = 0.0;         // distance to the correctly rounded exact value, in the dtype's ulps
   std::array<std::int64_t, 6> ulp_histogram{};  // 0, 1, 2-3, 4-15, 16-255, >= 256 ulps
   std::int64_t nonfinite = 0;    // elements whose parameter is NaN or infinite
   double max_state_error = 0.0;  // 8-bit: max |dequantized state - exact 32-bit state| / max |exact state|
+  std::uint64_t parameter_hash = 0;  // FNV-1a of the parameter's bits: two devices agree bitwise iff equal
 };
 
 struct DriftReport {

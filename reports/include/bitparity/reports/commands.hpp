@@ -113,6 +113,21 @@ struct ReplayCommand {
   bool json_given = false;
 };
 
+// `bitparity report --out DIR`: the release drift campaign and its gate (report.hpp).
+struct ReportCommand {
+  std::string out;
+  std::string baseline;
+  std::int64_t steps = 200;
+  std::int64_t elements = 256;
+  std::int64_t blocksize = 256;
+  std::uint64_t seed = 1;
+  int check_cases = 20;
+  bool skip_sweeps = false;
+  std::string implementation = "cpu";
+  std::vector<std::string> devices;
+  bool require_gpu = false;
+};
+
 // The check's selection resolved and checked (devices expanded, suites filled in); throws UsageError.
 CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_all);
 // Why a selection plans nothing, in the words of its options.
@@ -121,6 +136,8 @@ std::string why_empty(const CheckOptions& options);
 void check_block_sizes(const CheckOptions& options, const std::vector<PlannedRow>& plan);
 
 void add_fuzz_command(CLI::App& app, FuzzCommand& command);
+void add_report_command(CLI::App& app, ReportCommand& command);
+int run_report_command(const ReportCommand& command);
 int run_fuzz_command(const FuzzCommand& command);
 void add_replay_command(CLI::App& app, ReplayCommand& command);
 int run_replay_command(const ReplayCommand& command);

@@ -1,0 +1,48 @@
+#pragma once
+// `bitparity report`: the release drift campaign. Drift against the exact trajectory for every
+// optimizer x dtype, with fp32 and with 8-bit states; device parity on every CUDA device; the check
+// summary. One JSON document (schema bitparity.report/1) holds it all; report.md and a
+// self-contained report.html (inline SVG plots, no network) are rendered from it, and a baseline
+// report gates it.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace bitparity::reports {
+
+inline constexpr const char* kReportSchema = "bitparity.report/1";
+
+struct ReportOptions {
+  std::int64_t steps = 200;
+  std::int64_t elements = 256;
+  std::int64_t blocksize = 256;     // of the 8-bit states
+  std::uint64_t seed = 1;
+  int check_cases = 20;             // random cases per block size of each check row (fixed: the gate compares counts)
+  bool sweeps = true;               // the exhaustive sweeps (P12) in the check summary
+  std::string implementation = "cpu";  // the implementation drifted and checked (mutant:NAME: a worse build)
+  std::vector<std::string> devices;    // CUDA devices whose parity with the cpu is measured
+};
+
+struct ReportCallbacks {
+  std::function<bool()> cancelled;                                        // stop between runs
+  std::function<void(std::int64_t done, std::int64_t total, const std::string& current)> progress;
+};
+
+// Runs the campaign. With `cancelled` true midway it returns what is done, "complete": false.
+nlohmann::json run_report_campaign(const ReportOptions& options, const ReportCallbacks& callbacks);
+
+// The gate: every drift figure against the baseline's (a regression when it grows beyond the
+// factor), any check violation, more ill-conditioned elements or non-finite parameters than the
+// baseline. Adds "gate" to the report; true when it passed. Without a baseline only the
+// violations and non-finite parameters gate.
+bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const std::string& baseline_name);
+// Throws UsageError naming what is wrong when `baseline` is not a report of this schema.
+void check_baseline(const nlohmann::json& baseline, const std::string& path);
+
+std::string report_markdown(const nlohmann::json& report);
+std::string report_html(const nlohmann::json& report);
+
+}  // namespace bitparity::reports

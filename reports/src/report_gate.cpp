@@ -1,0 +1,146 @@
+// The release gate: a report against the last release's.
+#include <cmath>
+#include <map>
+
+#include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/report.hpp"
+
+namespace bitparity::reports {
+
+namespace {
+
+// The factor and why: see kGateReason.
+constexpr double kGateFactor = 2.0;
+constexpr const char* kGateReason =
+    "The campaign is deterministic (fixed seed, inputs and gradients): the same build gives every figure bit for bit, "
+    "ratio 1. A legitimate change of operation order, compiler or device moves a maximum error by a few roundings, "
+    "well under a factor 2 at these sizes; a defect in an update (the catalogued optimizer mutants) moves it by a "
+    "factor 10 or more. Figures below a floor (1 ulp; the dtype's unit roundoff for errors; 2^-8 for 8-bit state "
+    "error) are compared as the floor, so noise at zero cannot trip the gate.";
+
+const char* kFigures[] = {"max_abs_error", "max_rel_error", "median_abs_error", "median_rel_error", "max_ulps", "max_state_error"};
+
+double unit_roundoff(const std::string& dtype) { return dtype == "f16" ? 0x1p-11 : dtype == "bf16" ? 0x1p-8 : 0x1p-24; }
+
+double floor_of(const std::string& figure, const std::string& dtype) {
+  if (figure == "max_ulps") return 1.0;
+  if (figure == "max_state_error") return 0x1p-8;
+  return unit_roundoff(dtype);
+}
+
+std::string run_key(const nlohmann::json& run) {
+  return run.value("optimizer", "?") + "/" + run.value("dtype", "?") + (run.value("eight_bit", false) ? " 8-bit" : "");
+}
+
+std::string row_key(const nlohmann::json& row) {
+  return row.value("property", "?") + " " + row.value("format", "?") + "/" + row.value("dtype", "?");
+}
+
+double number(const nlohmann::json& object, const char* key) {
+  return object.contains(key) && object.at(key).is_number() ? object.at(key).get<double>() : 0.0;
+}
+
+}  // namespace
+
+void check_baseline(const nlohmann::json& baseline, const std::string& path) {
+  if (!baseline.is_object() || baseline.value("schema", "") != kReportSchema) {
+    throw UsageError("--baseline " + path + " is not a bitparity report (schema " + kReportSchema +
+                     "); give the report.json of an earlier `bitparity report`");
+  }
+  for (const char* key : {"drift", "check", "settings"}) {
+    if (!baseline.contains(key)) throw UsageError("--baseline " + path + " has no '" + key + "'; it is not a complete report");
+  }
+  if (!baseline.value("complete", false)) {
+    throw UsageError("--baseline " + path + " is a partial report (it was interrupted); gate against a complete one");
+  }
+}
+
+bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const std::string& baseline_name) {
+  nlohmann::json regressions = nlohmann::json::array(), unmatched = nlohmann::json::array();
+  std::int64_t comparisons = 0;
+  const auto regress = [&](const std::string& kind, const std::string& what, double before, double now) {
+    // JSON has no infinity: a figure that was 0 and is not any more has the ratio "inf".
+    const nlohmann::json ratio = before > 0 ? nlohmann::json(now / before) : (now > 0 ? nlohmann::json("inf") : nlohmann::json(1.0));
+    regressions.push_back({{"kind", kind}, {"what", what}, {"baseline", before}, {"now", now}, {"ratio", ratio}});
+  };
+  std::map<std::string, const nlohmann::json*> baseline_runs, baseline_rows;
+  if (baseline != nullptr) {
+    for (const auto& run : baseline->at("drift")) baseline_runs[run_key(run)] = &run;
+    if (baseline->at("check").contains("rows")) {
+      for (const auto& row : baseline->at("check").at("rows")) baseline_rows[row_key(row)] = &row;
+    }
+    const auto& a = report.at("settings");
+    const auto& b = baseline->at("settings");
+    for (const char* key : {"steps", "elements", "blocksize", "seed"}) {
+      if (a.value(key, nlohmann::json()) != b.value(key, nlohmann::json())) {
+        unmatched.push_back(std::string("settings differ (") + key + "): figures are compared, but they measure different runs");
+      }
+    }
+  }
+  for (auto& run : report.at("drift")) {
+    const std::string key = run_key(run);
+    const std::string dtype = run.value("dtype", "f32");
+    bool regressed = false;
+    const nlohmann::json& now = run.at("summary");
+    if (number(now.at("max"), "nonfinite") > 0) {
+      regress("nonfinite", key + ": non-finite parameters", 0, number(now.at("max"), "nonfinite"));
+      regressed = true;
+    }
+    const auto found = baseline_runs.find(key);
+    if (baseline != nullptr && found == baseline_runs.end()) unmatched.push_back(key + ": not in the baseline");
+    if (found != baseline_runs.end()) {
+      const nlohmann::json& before = found->second->at("summary");
+      for (const char* scope : {"final", "max"}) {
+        for (const char* figure : kFigures) {
+          if (!now.at(scope).contains(figure) || !before.at(scope).contains(figure)) continue;
+          ++comparisons;
+          const double a = number(before.at(scope), figure), b = number(now.at(scope), figure);
+          const double floor = floor_of(figure, dtype);
+          if (b > kGateFactor * std::max(a, floor)) {
+            regress("drift", key + ": " + scope + " " + figure, a, b);
+            regressed = true;
+          }
+        }
+      }
+    }
+    run["regressed"] = regressed;
+  }
+  for (auto& row : report.at("check").at("rows")) {
+    bool regressed = false;
+    if (number(row, "violations") > 0) {
+      regress("violation", row_key(row) + " on " + row.value("device", "?") + ": " + row.value("counterexample", ""), 0,
+              number(row, "violations"));
+      regressed = true;
+    }
+    const auto found = baseline_rows.find(row_key(row));
+    if (found != baseline_rows.end()) {
+      ++comparisons;
+      const double before = number(*found->second, "ill_conditioned"), now = number(row, "ill_conditioned");
+      if (now > before) {
+        regress("ill-conditioned", row_key(row) + ": ill-conditioned elements", before, now);
+        regressed = true;
+      }
+    }
+    row["regressed"] = regressed;
+  }
+  for (const auto& run : report.at("device_parity").at("runs")) {
+    if (!run.value("bitwise_equal", true)) {
+      regress("parity", run.value("optimizer", "?") + "/" + run.value("dtype", "?") + (run.value("eight_bit", false) ? " 8-bit" : "") +
+                            " on " + run.value("device", "?") + " differs from " + report.at("device_parity").value("against", "cpu") +
+                            " from step " + std::to_string(run.value("first_different_step", 0)),
+              0, 1);
+    }
+  }
+  const bool passed = regressions.empty();
+  report["gate"] = {{"baseline", baseline != nullptr ? nlohmann::json(baseline_name) : nlohmann::json(nullptr)},
+                    {"factor", kGateFactor},
+                    {"reason", kGateReason},
+                    {"floors", {{"max_ulps", 1}, {"errors", "unit roundoff of the dtype (2^-24, 2^-11, 2^-8)"}, {"max_state_error", "2^-8"}}},
+                    {"comparisons", comparisons},
+                    {"regressions", regressions},
+                    {"unmatched", unmatched},
+                    {"passed", passed}};
+  return passed;
+}
+
+}  // namespace bitparity::reports

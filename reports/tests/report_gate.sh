@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `bitparity report` as a release manager runs it: a baseline, the unchanged build against it
+# (the gate passes, every figure equal), a deliberately worse build (a mutant) against it (the
+# gate fails and names the drift figures that grew), and an interrupted campaign that still
+# leaves its partial report.
+set -uo pipefail
+bitparity="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+small=(--steps 25 --elements 48 --check-cases 2 --skip-sweeps)
+
+echo "== the baseline"
+"$bitparity" report --out "$work/base" "${small[@]}" >"$work/base.txt" 2>&1 || { cat "$work/base.txt"; fail "the baseline report failed"; }
+for file in report.json report.md report.html; do [ -s "$work/base/$file" ] || fail "no $file"; done
+python3 - "$work/base/report.json" <<'EOF' || fail "report.json lacks what the schema promises"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == "bitparity.report/1" and r["complete"], "schema or complete"
+for key in ("commit", "compiler", "cuda", "devices", "seed", "date"):
+    assert key in r["build"], key
+runs = r["drift"]
+assert len(runs) == 66 and sum(x["eight_bit"] for x in runs) == 30, len(runs)
+for run in runs:
+    assert len(run["steps"]) == 25 and "median_rel_error" in run["steps"][0] and "summary" in run
+assert r["check"]["summary"]["rows_run"] > 0 and r["gate"]["passed"] and r["gate"]["factor"] == 2
+assert "deterministic" in r["gate"]["reason"]
+EOF
+
+echo "== the unchanged build passes the gate"
+"$bitparity" report --out "$work/same" "${small[@]}" --baseline "$work/base/report.json" >"$work/same.txt" 2>&1
+code=$?
+grep "gate:" "$work/same.txt"
+[ "$code" -eq 0 ] || fail "the unchanged build failed the gate (exit $code)"
+grep -q "gate: passed (baseline .*, 0 regressions)" "$work/same.txt" || fail "no passing gate line"
+
+echo "== a worse build (Adam's bias correction off by one step) fails it"
+"$bitparity" report --out "$work/worse" "${small[@]}" --baseline "$work/base/report.json" \
+  --implementation mutant:adam-bias-correction-off-by-one >"$work/worse.txt" 2>&1
+code=$?
+grep -E "gate:|REGRESSION drift" "$work/worse.txt" | head -n 5
+[ "$code" -eq 1 ] || fail "the worse build exited $code, expected 1"
+python3 - "$work/worse/report.json" <<'EOF' || fail "the gate did not name Adam's drift"
+import json, sys
+r = json.load(open(sys.argv[1]))
+drift = [g for g in r["gate"]["regressions"] if g["kind"] == "drift"]
+assert drift and all(g["what"].startswith("adam/") for g in drift), [g["what"] for g in drift][:5]
+assert any(g["ratio"] == "inf" or g["ratio"] > 2 for g in drift)
+assert [run for run in r["drift"] if run["regressed"]], "no run marked regressed"
+EOF
+grep -q "FAILED" "$work/worse/report.md" || fail "report.md does not show the failed gate"
+grep -q 'class="gate failed"' "$work/worse/report.html" || fail "report.html does not show the failed gate"
+
+echo "== an interrupted campaign leaves a partial report"
+"$bitparity" report --out "$work/partial" --steps 2000 --elements 256 --check-cases 2 --skip-sweeps >"$work/partial.txt" 2>&1 &
+pid=$!
+sleep 3
+kill -INT "$pid"
+wait "$pid"
+code=$?
+tail -n 2 "$work/partial.txt"
+[ "$code" -eq 130 ] || fail "SIGINT gave exit $code, expected 130"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert not r["complete"] and r["drift"], "not a partial report"' \
+  "$work/partial/report.json" || fail "no partial report.json"
+grep -q "partial" "$work/partial/report.html" || fail "report.html does not say it is partial"
+
+echo "== a partial report is refused as a baseline"
+"$bitparity" report --out "$work/x" "${small[@]}" --baseline "$work/partial/report.json" >"$work/x.txt" 2>&1
+code=$?
+tail -n 1 "$work/x.txt"
+[ "$code" -eq 2 ] || fail "a partial baseline gave exit $code, expected 2"
+echo "report gate: passed"
