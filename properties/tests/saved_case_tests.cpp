@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <random>
 
 #include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/properties/case_tape.hpp"
@@ -156,6 +157,46 @@ TEST_F(CaseFiles, RefusesWhatIsWrongAndSaysWhat) {
   EXPECT_EQ(refusal(fingerprinted), "");
   fingerprinted["inputs"]["out_dtype"] = fingerprinted["inputs"]["out_dtype"] == "f32" ? "f16" : "f32";
   EXPECT_NE(refusal(fingerprinted).find("the file was edited"), std::string::npos);
+}
+
+// Random edits anywhere in a case file: each is refused with CaseFileError or replays (holding or
+// failing); nothing else escapes, and nothing crashes (the ASan subset runs this too).
+TEST_F(CaseFiles, RandomEditsAreRefusedOrReplayed) {
+  std::vector<nlohmann::json> files = {valid_};
+  for (const char* id : {"P2", "P1", "P2q", "P8"}) {
+    const PropertyDef& property = *std::find_if(property_catalogue().begin(), property_catalogue().end(),
+                                                [&](const PropertyDef& p) { return p.id == id; });
+    const TargetSpec spec = suite_targets(property.suite).front();
+    nlohmann::json file = saved_case_json(record_first_case(property, spec, spec.block_sizes().front(), *cpu_, 5));
+    file.erase("fingerprint");
+    files.push_back(file);
+  }
+  const std::vector<nlohmann::json> replacements = {nullptr, -1, 0, 255, std::int64_t{1} << 40, 1e300, "x", "0x1p+0 0x3f800000",
+                                                    "nan 0x7fc00000", nlohmann::json::array(), nlohmann::json::object(), true};
+  std::mt19937_64 rng(20261123);
+  int refused = 0, replayed = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    nlohmann::json file = files[rng() % files.size()];
+    // A random path down to a leaf of the inputs (or of the top level, one time in four).
+    nlohmann::json* node = rng() % 4 == 0 ? &file : &file["inputs"];
+    while ((node->is_object() || node->is_array()) && !node->empty() && rng() % 5 != 0) {
+      auto it = node->begin();
+      std::advance(it, static_cast<std::ptrdiff_t>(rng() % node->size()));
+      node = &*it;
+    }
+    *node = replacements[rng() % replacements.size()];
+    try {
+      const SavedCase saved = parse_saved_case(file);
+      replay_saved_case(saved, *cpu_, *cpu_);
+      ++replayed;
+    } catch (const CaseFileError&) {
+      ++refused;
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "trial " << trial << ": an edit escaped as " << error.what() << "\n" << file.dump().substr(0, 400);
+    }
+  }
+  EXPECT_GT(refused, 100);
+  std::printf("%d edits refused, %d replayed\n", refused, replayed);
 }
 
 TEST_F(CaseFiles, LayoutsThatReachPastTheirStorageAreRefused) {
