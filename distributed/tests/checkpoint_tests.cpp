@@ -29,14 +29,14 @@ using Bytes = std::vector<std::uint8_t>;
 // A file from a header text (padded to 8 bytes as the reference writer does) and data bytes.
 Bytes file_of(std::string header, const Bytes& data = {}) {
   header.append((8 - header.size() % 8) % 8, ' ');
-  Bytes out(8);
-  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((header.size() >> (8 * i)) & 0xFF);
-  out.insert(out.end(), header.begin(), header.end());
-  out.insert(out.end(), data.begin(), data.end());
+  Bytes out;
+  out.reserve(8 + header.size() + data.size());
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>((header.size() >> (8 * i)) & 0xFF));
+  for (const char c : header) out.push_back(static_cast<std::uint8_t>(c));
+  for (const std::uint8_t b : data) out.push_back(b);
   return out;
 }
 
-Bytes as_bytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
 
 void expect_refused(const Bytes& contents, const std::string& phrase) {
   try {

@@ -16,18 +16,19 @@ using properties::RunOptions;
 
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 std::string row_format(const properties::TargetSpec& spec) {
   return spec.entry().empty() ? std::string("f32<->") + dtype_name(spec.dtype) : spec.entry();
 }
 
 }  // namespace
+
+std::uint64_t mix_seed(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
 
 std::vector<PlannedRow> plan_check(const CheckOptions& options) {
   properties::PlanSelection selection;
@@ -56,7 +57,7 @@ std::uint64_t row_seed(std::uint64_t seed, const PlannedRow& row, std::int64_t b
   std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a over the row's identity
   const std::string identity = row.property->id + "|" + row.spec.label() + "|" + std::to_string(blocksize);
   for (unsigned char c : identity) hash = (hash ^ c) * 0x100000001b3ull;
-  return mix(seed ^ mix(hash)) >> 1;  // below 2^63: printable and accepted by --seed
+  return mix_seed(seed ^ mix_seed(hash)) >> 1;  // below 2^63: printable and accepted by --seed
 }
 
 std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const CheckOptions& options,

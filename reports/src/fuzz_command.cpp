@@ -123,14 +123,9 @@ nlohmann::json tally_json(const FuzzTally& tally) {
           {"reference_share", tally.seconds > 0 ? tally.reference_seconds / tally.seconds : 0.0}};
 }
 
-// The worker command line: the resolved selection, every implementation by --implementation.
-std::vector<std::string> worker_command(const FuzzCommand& command, const FuzzOptions& options, int worker,
-                                        std::int64_t first_visit, double budget) {
-  std::vector<std::string> args = {program_name(), "fuzz", "--worker", std::to_string(worker), "--report-fd", "3",
-                                   "--jobs", std::to_string(options.jobs), "--seed", std::to_string(options.seed),
-                                   "--first-visit", std::to_string(first_visit), "--budget", std::to_string(budget) + "s",
-                                   "--corpus", options.corpus};
-  if (options.visits > 0) args.insert(args.end(), {"--visit-end", std::to_string(options.first_visit + options.visits)});
+// The resolved selection as options: every implementation by --implementation.
+std::vector<std::string> selection_arguments(const FuzzOptions& options) {
+  std::vector<std::string> args;
   for (const auto& suite : options.selection.suites) args.insert(args.end(), {"--suite", std::string(fixtures::suite_name(suite))});
   for (const auto& id : options.selection.properties) args.insert(args.end(), {"--property", id});
   for (const auto& name : options.selection.formats) args.insert(args.end(), {"--format", name});
@@ -138,8 +133,28 @@ std::vector<std::string> worker_command(const FuzzCommand& command, const FuzzOp
   for (const auto& name : options.selection.dtypes) args.insert(args.end(), {"--dtype", name});
   for (const auto size : options.selection.block_sizes) args.insert(args.end(), {"--block-size", std::to_string(size)});
   for (const auto& name : options.implementations) args.insert(args.end(), {"--implementation", name});
-  if (command.stop_on_failure) args.push_back("--stop-on-failure");
   return args;
+}
+
+// The worker command line.
+std::vector<std::string> worker_command(const FuzzOptions& options, int worker, std::int64_t first_visit, double budget) {
+  std::vector<std::string> args = {program_name(), "fuzz", "--worker", std::to_string(worker), "--report-fd", "3",
+                                   "--jobs", std::to_string(options.jobs), "--seed", std::to_string(options.seed),
+                                   "--first-visit", std::to_string(first_visit), "--budget", std::to_string(budget) + "s",
+                                   "--corpus", options.corpus};
+  if (options.visits > 0) args.insert(args.end(), {"--visit-end", std::to_string(options.first_visit + options.visits)});
+  const std::vector<std::string> selection = selection_arguments(options);
+  args.insert(args.end(), selection.begin(), selection.end());
+  if (options.stop_on_failure) args.push_back("--stop-on-failure");
+  return args;
+}
+
+// The command that runs one visit again, alone (the same build gives the same cases).
+std::string rerun_command(const FuzzOptions& options, std::int64_t visit) {
+  std::string command = program_name() + " fuzz --jobs 1 --seed " + std::to_string(options.seed) + " --first-visit " +
+                        std::to_string(visit) + " --visits 1 --budget 1h --corpus " + options.corpus;
+  for (const auto& arg : selection_arguments(options)) command += " " + arg;
+  return command;
 }
 
 void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::size_t known_cases) {
@@ -169,9 +184,7 @@ void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::si
       }
     }
     if (failure.contains("save_error")) std::printf("  NOT SAVED: %s\n", failure.value("save_error", "").c_str());
-    std::printf("  rerun this visit: %s fuzz --jobs 1 --seed %llu --first-visit %lld --visits 1 (with the run's selection options)\n",
-                program_name().c_str(), static_cast<unsigned long long>(options.seed),
-                static_cast<long long>(failure.value("visit", std::int64_t{0})));
+    std::printf("  rerun this visit: %s\n", rerun_command(options, failure.value("visit", std::int64_t{0})).c_str());
   }
   for (const auto& [key, count] : shown) {
     if (count > 1) std::printf("%s failed on %d more targets (their cases are in the corpus)\n", key.c_str(), count - 1);
@@ -283,7 +296,7 @@ int run_fuzz_command(const FuzzCommand& command) {
     }
   };
   const FuzzTotals totals = supervise_fuzz(
-      options, [&](int worker, std::int64_t first, double budget) { return worker_command(command, options, worker, first, budget); },
+      options, [&](int worker, std::int64_t first, double budget) { return worker_command(options, worker, first, budget); },
       command.log_every, save_state);
   print_summary(totals, options, known_cases);
   if (command.json_given) {
@@ -303,7 +316,14 @@ int run_fuzz_command(const FuzzCommand& command) {
                                      {"total", tally_json(totals.all)},
                                      {"suites", suites},
                                      {"properties", properties_json},
-                                     {"failures", totals.failures},
+                                     {"failures", [&] {
+                                       nlohmann::json failures = nlohmann::json::array();
+                                       for (nlohmann::json failure : totals.failures) {
+                                         failure["rerun"] = rerun_command(options, failure.value("visit", std::int64_t{0}));
+                                         failures.push_back(failure);
+                                       }
+                                       return failures;
+                                     }()},
                                      {"new_corpus_cases", totals.new_cases},
                                      {"corpus", options.corpus}};
     write_result_file(command.json_path, document.dump(2) + "\n");

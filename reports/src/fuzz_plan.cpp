@@ -9,12 +9,6 @@ namespace bitparity::reports {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 const fixtures::MutantInfo* mutant_of(const std::string& implementation) {
   const fixtures::ImplementationId id = fixtures::parse_implementation_id(implementation);
@@ -61,7 +55,7 @@ FuzzVisit fuzz_visit(const std::vector<PlannedRow>& units, std::uint64_t seed, s
   v.round = visit / count;
   const auto& sizes = v.unit->block_sizes;
   v.blocksize = sizes[static_cast<std::size_t>((v.round + index) % static_cast<std::int64_t>(sizes.size()))];
-  v.seed = mix(seed ^ mix(static_cast<std::uint64_t>(visit))) >> 1;
+  v.seed = mix_seed(seed ^ mix_seed(static_cast<std::uint64_t>(visit))) >> 1;
   for (std::int64_t passes = v.round + 1; passes > 1 && v.size_scale < 16; passes /= 2) v.size_scale *= 2;
   // An exhaustive sweep is deterministic: once per run, in round 1 (after a first pass over the
   // random properties), or round 0 when nothing else is selected.

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <ctime>
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -36,12 +36,6 @@ bool emit(int fd, const nlohmann::json& event) {
   return true;
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return text;
-}
 
 // Does the saved case fail again on a fresh instance of its implementation? A failure that needs
 // earlier calls (hidden state, such as a step counter kept between calls) fails only the second time.
@@ -72,6 +66,7 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
   std::int64_t skipped_in_a_row = 0;
   // A unit that failed is known to fail: it is not visited again in this run (the corpus has it).
   std::vector<bool> retired(units.size(), false);
+  const bool only_sweeps = std::all_of(units.begin(), units.end(), [](const PlannedRow& u) { return u.property->exhaustive; });
   std::string stopped = "budget";
   for (std::int64_t visit = options.first_visit + worker;; visit += options.jobs) {
     if (interrupted()) {
@@ -104,10 +99,11 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
     properties::RunOptions run;
     run.seed = v.seed;
     run.max_cases = options.cases_per_visit;
-    // An exhaustive sweep gets at most a tenth of the budget (a short run checks a prefix of it,
-    // marked incomplete; a run of 5 minutes or more has time for the whole sweep).
+    // Beside random properties an exhaustive sweep gets at most a tenth of the budget (a short run
+    // checks a prefix of it, marked incomplete; a run of 5 minutes or more has time for it all).
     const double remaining = options.budget_seconds - elapsed();
-    run.seconds = std::max(0.001, unit.property->exhaustive ? std::min(remaining, options.budget_seconds / 10) : remaining);
+    const bool capped = unit.property->exhaustive && !only_sweeps;
+    run.seconds = std::max(0.001, capped ? std::min(remaining, options.budget_seconds / 10) : remaining);
     run.size_scale = v.size_scale;
     run.record_failing_case = true;
     run.cancelled = [] { return interrupted(); };
@@ -130,10 +126,8 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
              {"not_applicable", result.not_applicable}};
     if (!result.passed) {
       nlohmann::json failure = {{"seed", std::to_string(options.seed)}, {"visit", visit}, {"visit_seed", std::to_string(v.seed)},
-                                {"size_scale", v.size_scale}, {"build", version_string()}, {"date", utc_now()}};
+                                {"size_scale", v.size_scale}, {"build", version_string()}, {"date", utc_timestamp()}};
       event["violation"] = result.counterexample;
-      event["replay_check"] = "fuzz --first-visit " + std::to_string(visit) + " --visits 1 --jobs 1 --seed " +
-                              std::to_string(options.seed) + " (same selection)";
       if (result.failing_case) {
         SavedCase saved;
         saved.property = unit.property->id;

@@ -2,7 +2,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <ctime>
 
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/launch.hpp"
@@ -70,12 +69,6 @@ nlohmann::json drift_summary(const properties::DriftReport& report) {
   return {{"final", final_step}, {"max", largest}};
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return text;
-}
 
 nlohmann::json build_info(const ReportOptions& options) {
   char host[256] = "";
@@ -90,7 +83,7 @@ nlohmann::json build_info(const ReportOptions& options) {
           {"cuda", cuda_built() ? std::string("built with nvcc ") + BITPARITY_CUDA_COMPILER : "not built"},
           {"devices", devices},
           {"host", host},
-          {"date", utc_now()},
+          {"date", utc_timestamp()},
           {"seed", options.seed}};
 }
 

@@ -50,6 +50,8 @@ struct CheckRow {
 
 // The rows a selection runs, in order; empty when nothing matches.
 std::vector<PlannedRow> plan_check(const CheckOptions& options);
+// splitmix64's finaliser: spreads a seed's bits (row and visit seeds derive through it).
+std::uint64_t mix_seed(std::uint64_t x);
 // The RapidCheck seed of one block size of one row: a function of the run's seed and the row's own
 // identity, never of its position, so a filtered run replays any row of a full one.
 std::uint64_t row_seed(std::uint64_t seed, const PlannedRow& row, std::int64_t blocksize);
