@@ -255,7 +255,6 @@ int run_fuzz_command(const FuzzCommand& command) {
     return run_fuzz_worker(options, command.worker, command.report_fd);
   }
   if (gpu_required(command.require_gpu)) require_usable_gpu();
-  check_corpus(options.corpus);
   if (command.json_given) check_result_path("--json", command.json_path);
   CheckOptions every_size = selection;
   every_size.block_sizes.clear();
@@ -263,6 +262,7 @@ int run_fuzz_command(const FuzzCommand& command) {
   check_block_sizes(selection, plan_check(every_size));
   const std::vector<PlannedRow> units = plan_fuzz(options);
   if (units.empty()) throw UsageError("the selection fuzzes nothing: " + why_empty(selection));
+  check_corpus(options.corpus);  // last of the checks: it makes the corpus folder
   const nlohmann::json state = read_state(options.corpus);
   options.first_visit = command.first_visit >= 0 ? command.first_visit : state.value("next_visit", std::int64_t{0});
   options.visits = command.visits;
