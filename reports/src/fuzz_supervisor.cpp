@@ -194,6 +194,19 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
     if (!killed && ((stopping && now > stop_deadline) || now > options.budget_seconds + grace)) {
       killed = true;
       totals.stop_reasons.push_back("killed after the grace period");
+      // A worker still busy a grace period after it was due to stop is stuck in its visit: a
+      // hang in the implementation under test is a finding, like a crash.
+      for (const auto& worker : workers) {
+        if (worker.exited) continue;
+        nlohmann::json hang = {{"event", "hang"}, {"worker", worker.index}, {"passed", false}};
+        hang["violation"] = "the worker did not finish " +
+                            (worker.last_start.is_object() ? describe_visit(worker.last_start) : std::string("its start")) +
+                            " within " + std::to_string(static_cast<int>(grace)) + " s after it was due to stop; it was killed";
+        if (worker.last_start.is_object()) {
+          for (const char* key : {"visit", "property", "target", "implementation"}) hang[key] = worker.last_start[key];
+        }
+        totals.failures.push_back(hang);
+      }
       stop_all(SIGKILL);
     }
     if (now - last_print >= (terminal ? 0.5 : log_every)) {

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -51,6 +52,20 @@ std::string reproduction(const SavedCase& saved) {
   }
 }
 
+// Test hook: BITPARITY_TEST_FUZZ_FAULT=crash:V or hang:V makes the worker abort, or stop
+// responding, when it starts visit V, so that a test can watch the supervisor deal with it.
+void injected_fault(std::int64_t visit) {
+  const char* fault = std::getenv("BITPARITY_TEST_FUZZ_FAULT");
+  if (fault == nullptr) return;
+  const std::string text = fault;
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || std::strtoll(text.c_str() + colon + 1, nullptr, 10) != visit) return;
+  if (text.compare(0, colon, "crash") == 0) std::abort();
+  if (text.compare(0, colon, "hang") == 0) {
+    while (true) ::pause();
+  }
+}
+
 }  // namespace
 
 int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
@@ -94,6 +109,7 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
     nlohmann::json event = {{"event", "start"},       {"visit", visit},           {"property", unit.property->id},
                             {"target", target},       {"implementation", unit.device}};
     if (!emit(report_fd, event)) return exit_failed;
+    injected_fault(visit);
     auto& iut = implementations[unit.device];
     if (!iut) iut = fixtures::make_implementation(unit.device);
     properties::RunOptions run;

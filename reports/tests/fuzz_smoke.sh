@@ -66,6 +66,20 @@ echo "== the next run resumes where the state left off"
 "$bitparity" fuzz --budget 3s --corpus "$work/term" --seed 4 >"$work/resume.txt" 2>&1 || fail "the resumed run failed"
 grep -q "first visit $next," "$work/resume.txt" || fail "the run did not resume at visit $next: $(head -n 1 "$work/resume.txt")"
 
+echo "== a worker that crashes is a failure, and the run goes on after the visit"
+BITPARITY_TEST_FUZZ_FAULT=crash:3 "$bitparity" fuzz --budget 6s --jobs 1 --seed 3 --first-visit 0 --corpus "$work/crash" \
+  --json "$work/crash.json" >"$work/crash.txt" 2>&1
+code=$?
+grep -A1 "^FAILED" "$work/crash.txt" | head -n 2
+[ "$code" -eq 1 ] || fail "a crashed worker gave exit $code, expected 1"
+python3 - "$work/crash.json" <<'EOF' || fail "the crash was not reported with its visit, or the run stopped there"
+import json, sys
+d = json.load(open(sys.argv[1]))
+crash = [f for f in d["failures"] if f.get("event") == "crash"]
+assert crash and crash[0]["visit"] == 3 and "Aborted" in crash[0]["violation"], d["failures"]
+assert d["next_visit"] > 5 and d["total"]["visits"] > 4, (d["next_visit"], d["total"])
+EOF
+
 echo "== a killed run leaves only whole case files"
 "$bitparity" fuzz --implementation mutant:optim8-ignore-strides --implementation mutant:ignore-strides --budget 60s --jobs 2 \
   --corpus "$work/killed" >/dev/null 2>&1 &

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# A worker stuck in a visit (here by the test hook) is killed a grace period (30 s) after the
+# budget and reported as a failure naming the visit; nothing is left running.
+set -uo pipefail
+bitparity="$1"
+work=$(mktemp -d)
+trap 'pkill -KILL -f "$work" 2>/dev/null; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+BITPARITY_TEST_FUZZ_FAULT=hang:2 "$bitparity" fuzz --budget 3s --jobs 1 --seed 3 --first-visit 0 --corpus "$work/hang" \
+  --json "$work/hang.json" >"$work/hang.txt" 2>&1
+code=$?
+grep -A1 "^FAILED" "$work/hang.txt" | head -n 2
+[ "$code" -eq 1 ] || fail "a hung worker gave exit $code, expected 1"
+python3 - "$work/hang.json" <<'EOF' || fail "the hang was not reported with its visit"
+import json, sys
+d = json.load(open(sys.argv[1]))
+hang = [f for f in d["failures"] if f.get("event") == "hang"]
+assert hang and hang[0]["visit"] == 2 and "did not finish" in hang[0]["violation"], d["failures"]
+EOF
+pgrep -f "$work/hang" >/dev/null && fail "the hung worker is still running"
+echo "fuzz hang: passed"
