@@ -11,7 +11,7 @@ namespace bitparity::distributed {
 
 namespace {
 
-bool four_bit(QuantFormat format) { return format == QuantFormat::nf4 || format == QuantFormat::fp4; }
+bool four_bit(QuantFormat format) { return quant_format_info(format).bits == 4; }
 
 // Byte patterns that are special in the storage dtype: NaNs with any payload (signalling ones
 // included) and sign, infinities, subnormals, zeros of either sign, the largest finite values.

@@ -1,14 +1,14 @@
-// The code maps of every format, built once. The dynamic and linear maps follow bitsandbytes'
-// construction step by step in fp32 (torch.linspace in fp32, midpoints of boundaries in fp32,
-// scaling by the decade in fp32), so that the values are the fp32 values that construction yields.
+// The registry of code maps and the decision table of each, built once when the map is registered.
 #include <algorithm>
-#include <array>
+#include <cctype>
+#include <deque>
 #include <cmath>
 #include <limits>
 #include <mutex>
 #include <string>
 
 #include "bitparity/kernels/bits.hpp"
+#include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quant_format.hpp"
@@ -17,49 +17,14 @@ namespace bitparity {
 
 namespace {
 
-// torch.linspace on the CPU in fp32: forward from start for the first half, backward from end.
-std::vector<float> linspace_f32(float start, float end, int steps) {
-  std::vector<float> out(steps);
-  const float step = (end - start) / static_cast<float>(steps - 1);
-  const int halfway = steps / 2;
-  for (int i = 0; i < steps; ++i) {
-    out[i] = i < halfway ? start + step * static_cast<float>(i) : end - step * static_cast<float>(steps - i - 1);
-  }
-  return out;
-}
-
-constexpr std::array<float, 16> kNf4Values = {
-    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f, -0.28444138169288635f,
-    -0.18477343022823334f, -0.09105003625154495f, 0.0f, 0.07958029955625534f, 0.16093020141124725f,
-    0.24611230194568634f, 0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
-    0.7229568362236023f, 1.0f};
-
-// bitsandbytes' FP4 (sign bit 8; magnitudes by the low three bits).
-constexpr std::array<float, 8> kFp4Magnitudes = {0.0f, 5.208333333e-03f, 0.66666667f, 1.0f,
-                                                 0.33333333f, 0.5f, 0.16666667f, 0.25f};
-
-constexpr QuantFormatInfo kFormats[] = {
-    {QuantFormat::dynamic8_signed, "dynamic8-signed", 8, "signed dynamic 8-bit map (create_dynamic_map(signed=True))"},
-    {QuantFormat::dynamic8_unsigned, "dynamic8-unsigned", 8,
-     "unsigned dynamic 8-bit map (create_dynamic_map(signed=False))"},
-    {QuantFormat::linear8, "linear8", 8, "signed linear 8-bit map (create_linear_map(signed=True))"},
-    {QuantFormat::nf4, "nf4", 4, "4-bit NormalFloat"},
-    {QuantFormat::fp4, "fp4", 4, "4-bit float (1 sign, 2 exponent, 1 mantissa, bitsandbytes values)"},
-};
-
-std::vector<float> code_values_of(QuantFormat format) {
-  switch (format) {
-    case QuantFormat::dynamic8_signed: return dynamic_map_values(true);
-    case QuantFormat::dynamic8_unsigned: return dynamic_map_values(false);
-    case QuantFormat::linear8: return linear_map_values();
-    case QuantFormat::nf4: return {kNf4Values.begin(), kNf4Values.end()};
-    case QuantFormat::fp4: {
-      std::vector<float> values(16);
-      for (int code = 0; code < 16; ++code) values[code] = (code & 8 ? -1.0f : 1.0f) * kFp4Magnitudes[code & 7];
-      return values;
-    }
-  }
-  return {};
+// The largest fp32 value <= the exact midpoint M. For every fp32 v, `threshold < v` holds exactly
+// when `M < v`, so counting thresholds below v picks the code nearest to v, and a v equal to M (a
+// tie) the lower one. Rounding M to nearest instead would give the lower code to the fp32 value just
+// above M whenever M rounded up.
+float decision_threshold(double midpoint) {
+  float threshold = static_cast<float>(midpoint);
+  if (static_cast<double>(threshold) > midpoint) threshold = std::nextafter(threshold, -std::numeric_limits<float>::infinity());
+  return threshold;
 }
 
 // The count of midpoints below v is monotonic in v, so over a bucket of bit patterns it lies between
@@ -86,10 +51,18 @@ void index_buckets(CodeTable& table, std::string_view name) {
   }
 }
 
-CodeTable build_table(QuantFormat format) {
-  const std::vector<float> values = code_values_of(format);
+// The decision table of a map. Throws Error(invalid_argument) naming the map and what is wrong.
+CodeTable build_table(const CodeMap& map) {
+  const std::vector<float>& values = map.values;
+  const std::string prefix = "code map '" + map.name + "': ";
   CodeTable table;
-  table.bits = quant_format_info(format).bits;
+  table.bits = map.bits;
+  for (std::size_t code = 0; code < values.size(); ++code) {
+    if (!std::isfinite(values[code])) {
+      throw Error(ErrorCode::invalid_argument, prefix + "code " + std::to_string(code) +
+                                                   " is not finite; every code needs a finite fp32 value");
+    }
+  }
   std::vector<int> order(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) order[i] = static_cast<int>(i);
   // Ascending by value; among equal values (duplicate zeros, -0 and +0) the lowest code is emitted.
@@ -102,87 +75,138 @@ CodeTable build_table(QuantFormat format) {
       zero_found = true;
     }
   }
+  if (!zero_found) {
+    throw Error(ErrorCode::invalid_argument, prefix + "no code has the value +0.0; blocks without finite data need one");
+  }
   for (int code : order) {
     if (table.sorted_count > 0 && values[code] == table.sorted_values[table.sorted_count - 1]) continue;
     table.sorted_values[table.sorted_count] = values[code];
     table.sorted_codes[table.sorted_count] = static_cast<std::uint8_t>(code);
     ++table.sorted_count;
   }
+  if (table.sorted_count < 2) throw Error(ErrorCode::invalid_argument, prefix + "needs at least two distinct values");
   for (int i = 0; i + 1 < table.sorted_count; ++i) {
     const double a = table.sorted_values[i], b = table.sorted_values[i + 1];
-    const double midpoint = (a + b) / 2.0;  // exact: neighbours are within 2^29 of each other
-    if ((a + b) - a != b) throw Error(ErrorCode::invalid_argument, "code map midpoint is not exact in double");
-    table.midpoints[i] = static_cast<float>(midpoint);
+    const double midpoint = (a + b) / 2.0;  // exact when the neighbours are within 2^29 of each other
+    if ((a + b) - a != b || (a + b) - b != a) {
+      throw Error(ErrorCode::invalid_argument, prefix + "neighbouring values " + std::to_string(a) + " and " +
+                                                   std::to_string(b) +
+                                                   " are too far apart for an exact midpoint in double; use values "
+                                                   "within a factor 2^29 of their neighbours");
+    }
+    table.thresholds[i] = decision_threshold(midpoint);
   }
   for (int i = table.sorted_count; i < 256; ++i) table.sorted_values[i] = std::numeric_limits<float>::infinity();
-  for (int i = table.sorted_count - 1; i < 256 + kBucketWindow; ++i) table.midpoints[i] = std::numeric_limits<float>::infinity();
+  for (int i = table.sorted_count - 1; i < 256 + kBucketWindow; ++i) table.thresholds[i] = std::numeric_limits<float>::infinity();
   // Counts run up to sorted_count - 1 (v beyond the last code is handled before the search), and
   // the steps first_step, first_step/2, ..., 1 reach 2*first_step - 1.
   table.first_step = 1;
   while (2 * table.first_step < table.sorted_count) table.first_step *= 2;
-  if (!zero_found) throw Error(ErrorCode::invalid_argument, "code map has no +0 code");
-  index_buckets(table, quant_format_info(format).name);
+  index_buckets(table, map.name);
   return table;
+}
+
+bool valid_map_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+  });
+}
+
+struct RegisteredMap {
+  CodeMap map;
+  CodeTable table;
+  QuantFormatInfo info;
+};
+
+// Entries are appended, never changed or removed, so references to them stay valid.
+class MapRegistry {
+ public:
+  MapRegistry() {
+    for (const CodeMap& map : builtin_code_maps()) add(map, true);
+  }
+  QuantFormat add(const CodeMap& map, bool builtin) {
+    const std::lock_guard lock(mutex_);
+    for (const RegisteredMap& entry : entries_) {
+      if (entry.map.name != map.name) continue;
+      if (entry.map.bits == map.bits && bitwise_equal(entry.map.values, map.values)) return entry.info.format;
+      throw Error(ErrorCode::invalid_argument, "code map '" + map.name +
+                                                   "' is already registered with other values; give the new map "
+                                                   "another name");
+    }
+    if (!valid_map_name(map.name)) {
+      throw Error(ErrorCode::invalid_argument, "code map name '" + map.name +
+                                                   "' is not usable; use 1 to 64 letters, digits, '.', '_' or '-'");
+    }
+    if (map.bits != 8 && map.bits != 4) {
+      throw Error(ErrorCode::invalid_argument, "code map '" + map.name + "' has " + std::to_string(map.bits) +
+                                                   " bits; use 8 (256 codes) or 4 (16 codes)");
+    }
+    if (map.values.size() != (std::size_t{1} << map.bits)) {
+      throw Error(ErrorCode::invalid_argument, "code map '" + map.name + "' holds " + std::to_string(map.values.size()) +
+                                                   " values; a " + std::to_string(map.bits) + "-bit map needs " +
+                                                   std::to_string(1 << map.bits));
+    }
+    if (entries_.size() >= static_cast<std::size_t>(kMaxCodeMaps)) {
+      throw Error(ErrorCode::invalid_argument, "more than " + std::to_string(kMaxCodeMaps) + " code maps registered");
+    }
+    RegisteredMap& entry = entries_.emplace_back(RegisteredMap{map, build_table(map), {}});
+    entry.info = {static_cast<QuantFormat>(entries_.size() - 1), entry.map.name, entry.map.bits, entry.map.provenance,
+                  builtin};
+    return entry.info.format;
+  }
+  const RegisteredMap& at(QuantFormat format) {
+    const std::lock_guard lock(mutex_);
+    const auto index = static_cast<std::size_t>(format);
+    if (index >= entries_.size()) {
+      throw Error(ErrorCode::invalid_argument, "quantization format " + std::to_string(index) + " is not registered");
+    }
+    return entries_[index];
+  }
+  std::vector<QuantFormatInfo> infos() {
+    const std::lock_guard lock(mutex_);
+    std::vector<QuantFormatInfo> list;
+    for (const RegisteredMap& entry : entries_) list.push_back(entry.info);
+    return list;
+  }
+
+ private:
+  static bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (float_bits(a[i]) != float_bits(b[i])) return false;
+    }
+    return true;
+  }
+  std::mutex mutex_;
+  std::deque<RegisteredMap> entries_;
+};
+
+MapRegistry& registry() {
+  static MapRegistry instance;
+  return instance;
 }
 
 }  // namespace
 
-std::vector<float> dynamic_map_values(bool is_signed) {
-  constexpr int kMaxExponentBits = 7, kNonSignBits = 7;
-  std::vector<float> data;
-  for (int i = 0; i < kMaxExponentBits; ++i) {
-    const int fraction_items = is_signed ? (1 << (i + kNonSignBits - kMaxExponentBits)) + 1
-                                         : (1 << (i + kNonSignBits - kMaxExponentBits + 1)) + 1;
-    const std::vector<float> boundaries = linspace_f32(0.1f, 1.0f, fraction_items);
-    // Python's 10 ** -(6 - i) is a double, converted to fp32 by the tensor product.
-    const float decade = static_cast<float>(std::pow(10.0, -(kMaxExponentBits - 1) + i));
-    for (int k = 0; k + 1 < fraction_items; ++k) {
-      const float mean = (boundaries[k] + boundaries[k + 1]) / 2.0f;
-      data.push_back(decade * mean);
-      if (is_signed) data.push_back(-decade * mean);
-    }
-  }
-  data.push_back(0.0f);
-  data.push_back(1.0f);
-  data.resize(256, 0.0f);
-  std::sort(data.begin(), data.end());
-  return data;
-}
+QuantFormat register_code_map(const CodeMap& map) { return registry().add(map, false); }
 
-std::vector<float> linear_map_values() {
-  const std::vector<float> values = linspace_f32(-1.0f, 1.0f, 255);
-  std::vector<float> data(values.begin(), values.begin() + 127);
-  data.push_back(0.0f);  // the gap of one code is filled with zero in the middle
-  data.insert(data.end(), values.begin() + 127, values.end());
-  return data;
-}
+const CodeMap& code_map(QuantFormat format) { return registry().at(format).map; }
 
-std::span<const QuantFormatInfo> quant_formats() { return kFormats; }
+std::vector<QuantFormatInfo> quant_formats() { return registry().infos(); }
 
-const QuantFormatInfo& quant_format_info(QuantFormat format) {
-  for (const auto& info : kFormats) {
-    if (info.format == format) return info;
-  }
-  throw Error(ErrorCode::invalid_argument, "unknown quantization format");
-}
+const QuantFormatInfo& quant_format_info(QuantFormat format) { return registry().at(format).info; }
 
 QuantFormat parse_quant_format(std::string_view name) {
   std::string choices;
-  for (const auto& info : kFormats) {
+  for (const auto& info : quant_formats()) {
     if (info.name == name) return info.format;
     choices += (choices.empty() ? "" : ", ") + std::string(info.name);
   }
   throw Error(ErrorCode::invalid_argument, "unknown format '" + std::string(name) + "'; expected one of " + choices);
 }
 
-const CodeTable& code_table(QuantFormat format) {
-  static std::once_flag once;
-  static std::array<CodeTable, std::size(kFormats)> tables;
-  std::call_once(once, [] {
-    for (const auto& info : kFormats) tables[static_cast<int>(info.format)] = build_table(info.format);
-  });
-  return tables[static_cast<int>(format)];
-}
+const CodeTable& code_table(QuantFormat format) { return registry().at(format).table; }
 
 std::vector<std::int64_t> supported_block_sizes(QuantFormat format) {
   std::vector<std::int64_t> sizes;

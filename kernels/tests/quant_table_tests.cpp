@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quant_format.hpp"
@@ -22,7 +24,7 @@ TEST(QuantTables, BucketIndexGivesTheSearchedNearestCode) {
       ASSERT_TRUE(agree((bucket << 20) | 0xFFFFFu)) << info.name << " bucket " << bucket << " last";
     }
     for (int i = 0; i + 1 < table.sorted_count; ++i) {
-      const std::uint32_t m = float_bits(table.midpoints[i]);
+      const std::uint32_t m = float_bits(table.thresholds[i]);
       for (std::uint32_t d = 0; d <= 2; ++d) {
         ASSERT_TRUE(agree(m + d) && agree(m - d)) << info.name << " midpoint " << i << " +-" << d;
       }
@@ -61,8 +63,8 @@ TEST(QuantTables, EveryTableIsStrictlySortedWithMidpointsBetweenNeighbours) {
     ASSERT_GT(table.sorted_count, 1) << info.name;
     for (int i = 0; i + 1 < table.sorted_count; ++i) {
       EXPECT_LT(table.sorted_values[i], table.sorted_values[i + 1]) << info.name << " " << i;
-      EXPECT_LE(table.sorted_values[i], table.midpoints[i]) << info.name;
-      EXPECT_LE(table.midpoints[i], table.sorted_values[i + 1]) << info.name;
+      EXPECT_LE(table.sorted_values[i], table.thresholds[i]) << info.name;
+      EXPECT_LE(table.thresholds[i], table.sorted_values[i + 1]) << info.name;
       EXPECT_EQ(table.code_values[table.sorted_codes[i]], table.sorted_values[i]);
     }
     EXPECT_EQ(table.code_values[table.zero_code], 0.0f) << info.name;
@@ -81,6 +83,26 @@ TEST(QuantTables, BlockSizesAreValidated) {
   EXPECT_THROW(validate_block_size(QuantFormat::dynamic8_signed, 32), Error);
   EXPECT_THROW(validate_block_size(QuantFormat::dynamic8_signed, 100), Error);
   EXPECT_THROW(parse_quant_format("nf5"), Error);
+}
+
+// The code chosen for an fp32 v is the nearest one, decided exactly in double (the distances of
+// two fp32 values are exact there), a tie going to the lower code. Checked on the fp32 values
+// around every exact midpoint, where a threshold rounded the wrong way would give the far code.
+TEST(QuantTables, EveryValueNearAMidpointGetsTheExactlyNearestCode) {
+  for (const auto& info : quant_formats()) {
+    const CodeTable& table = code_table(info.format);
+    for (int i = 0; i + 1 < table.sorted_count; ++i) {
+      const double below = table.sorted_values[i], above = table.sorted_values[i + 1];
+      const double midpoint = (below + above) / 2.0;
+      float v = std::nextafter(std::nextafter(static_cast<float>(midpoint), -INFINITY), -INFINITY);
+      for (int step = 0; step < 5; ++step, v = std::nextafter(v, INFINITY)) {
+        if (v < below || v > above) continue;
+        const int expected = (v - below) <= (above - v) ? i : i + 1;
+        ASSERT_EQ(nearest_sorted_index(table, v), expected)
+            << info.name << " midpoint " << i << " (" << midpoint << ") v " << std::hexfloat << v;
+      }
+    }
+  }
 }
 
 }  // namespace

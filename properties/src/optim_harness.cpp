@@ -118,17 +118,23 @@ std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, c
 }
 
 OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
-                          std::int64_t max_numel) {
-  max_numel *= t.size_scale;
+                          std::int64_t max_numel, std::int64_t min_numel) {
+  if (min_numel <= 1) max_numel *= t.size_scale;
   OptimCase c;
   c.kind = t.optimizer->kind;
   c.param_dtype = t.dtype;
   c.grad_dtype = *rc::gen::elementOf(float_dtypes());
   c.hyper = draw_hyperparameters(c.kind, stats);
   // Blocked targets (8-bit states) get counts around block boundaries: k*bs, k*bs +- 1, one element.
-  const std::int64_t n = t.blocksize > 0 ? std::min(max_numel, draw_numel(t.blocksize, std::max<std::int64_t>(1, max_numel / t.blocksize), true))
-                                         : *rc::gen::weightedElement<std::int64_t>(
-                                               {{1, 0}, {1, 1}, {14, *rc::gen::inRange<std::int64_t>(1, max_numel + 1)}});
+  const auto log_uniform = [&] {
+    const double fraction = *rc::gen::resize(100, rc::gen::inRange(0, 1001)) / 1000.0;  // whatever the size
+    return static_cast<std::int64_t>(std::llround(static_cast<double>(min_numel) *
+                                                  std::pow(static_cast<double>(max_numel) / min_numel, fraction)));
+  };
+  const std::int64_t n = min_numel > 1 ? log_uniform()
+                         : t.blocksize > 0 ? std::min(max_numel, draw_numel(t.blocksize, std::max<std::int64_t>(1, max_numel / t.blocksize), true))
+                                           : *rc::gen::weightedElement<std::int64_t>(
+                                                 {{1, 0}, {1, 1}, {14, *rc::gen::inRange<std::int64_t>(1, max_numel + 1)}});
   c.shape = draw_shape(n, 4);
   const std::uint64_t seed = *rc::gen::arbitrary<std::uint64_t>();
   stats.note(describe_shape(c.shape) + " grad " + dtype_name(c.grad_dtype) + " value seed " + std::to_string(seed));

@@ -41,9 +41,10 @@ Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats);
 std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, const Hyperparameters& hyper,
                                                            std::uint64_t seed, std::int64_t n, DType param_dtype,
                                                            DType grad_dtype, bool nonfinite);
-// max_numel grows with the target's size_scale.
+// max_numel grows with the target's size_scale. A min_numel above 1 draws the count log-uniformly
+// in [min_numel, max_numel] (unscaled): long tensors, where a norm's summation order shows.
 OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
-                          std::int64_t max_numel);
+                          std::int64_t max_numel, std::int64_t min_numel = 1);
 // The case as data (case_tape.hpp): hyperparameters, dtypes, shape, every value and layout.
 nlohmann::json encode_input(const OptimCase& c);
 void decode_input(const nlohmann::json& j, OptimCase& c);

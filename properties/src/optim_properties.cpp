@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bitparity/kernels/bits.hpp"
+#include "bitparity/kernels/optimizer.hpp"
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/show.hpp"
 #include "metamorphic.hpp"
@@ -18,7 +19,13 @@ namespace {
 
 // P1: every parameter and state element lies within its derived bound of the exact step.
 void accuracy(const PropertyTarget& t, PropertyStats& stats) {
-  const OptimCase c = drawn<OptimCase>(t, stats, "case", [&] { return draw_optim_case(t, stats, false, false, 600); });
+  const OptimCase c = drawn<OptimCase>(t, stats, "case", [&] {
+    // LAMB and LARS also get tensors of 10^4 to 10^6 elements in one case of eight: there a norm
+    // summed in fp32 errs by more than the trust factor's bound (mutant norm-summed-in-fp32).
+    const bool long_tensor = optimizer_info(t.optimizer->kind).norm_based && *rc::gen::resize(100, rc::gen::inRange(0, 8)) == 7;
+    return long_tensor ? draw_optim_case(t, stats, false, false, 1'000'000, 10'000)
+                       : draw_optim_case(t, stats, false, false, 600);
+  });
   const OptimResult r = run_optim(*t.iut, c, {}, true);
   if (r.nonfinite_reported) report_violation(stats, 1, "a finite gradient was reported non-finite");
   const reference::OptimReference ref(c.kind, c.hyper, c.param_dtype);

@@ -99,7 +99,7 @@ void expect_untouched_outside_view(PropertyStats& stats, const fixtures::HostTen
 
 // The error a correct kernel may make on the normalised value v: half the gap between the codes
 // that bracket v (the whole gap under stochastic rounding), or the distance to the end code when v
-// lies beyond the map, plus the fp32 rounding window of ERROR_MODEL.md (e(v) + e(M)).
+// lies beyond the map, plus the division's rounding window of ERROR_MODEL.md (e(v)).
 double quantization_error_bound(const reference::FormatReference& format, double v, bool stochastic) {
   const int last = format.sorted_count() - 1;
   // The first code value >= v (the last one if none): a binary search, once per element.
@@ -113,7 +113,7 @@ double quantization_error_bound(const reference::FormatReference& format, double
     }
   }
   const int above = low;
-  const double window = 2 * (0x1p-24 * std::fabs(v) + 0x1p-150) + 0x1p-24 * std::fabs(v);
+  const double window = 0x1p-24 * std::fabs(v) + 0x1p-150;
   if (format.sorted_value(above) < v || above == 0) return std::fabs(format.sorted_value(above) - v) + window;
   const double gap = format.sorted_value(above) - format.sorted_value(above - 1);
   return (stochastic ? gap : gap / 2) + window;

@@ -1,17 +1,26 @@
 #include "bitparity/properties/registry.hpp"
 
+#include <mutex>
+
 #include "bitparity/kernels/errors.hpp"
 
 namespace bitparity::properties {
 
 const std::vector<FormatEntry>& quant_registry() {
-  static const std::vector<FormatEntry> entries = [] {
+  // Every registered code map, maps registered at run time (read from a file) included. Capacity
+  // for every possible map is reserved, so appending never moves an entry a caller holds.
+  static std::mutex mutex;
+  static std::vector<FormatEntry> entries = [] {
     std::vector<FormatEntry> list;
-    for (const auto& info : quant_formats()) {
-      list.push_back({info.format, std::string(info.name), info.bits, supported_block_sizes(info.format)});
-    }
+    list.reserve(kMaxCodeMaps);
     return list;
   }();
+  const std::lock_guard lock(mutex);
+  const auto formats = quant_formats();
+  for (std::size_t i = entries.size(); i < formats.size(); ++i) {
+    const auto& info = formats[i];
+    entries.push_back({info.format, std::string(info.name), info.bits, supported_block_sizes(info.format)});
+  }
   return entries;
 }
 

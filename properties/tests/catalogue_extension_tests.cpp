@@ -4,6 +4,8 @@
 // (gtest_discover_tests), so each starts with unread catalogues.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/kernels/errors.hpp"
@@ -52,7 +54,8 @@ TEST(CatalogueExtension, RegisteredMutantIsInTheCatalogueAndBuildable) {
   });
   const auto iut = fixtures::make_implementation("mutant:extension-cpu");
   ASSERT_NE(iut, nullptr);
-  EXPECT_EQ(fixtures::mutant_catalogue().size(), 51u);
+  const auto& catalogue = fixtures::mutant_catalogue();
+  EXPECT_TRUE(std::any_of(catalogue.begin(), catalogue.end(), [](const auto& m) { return m.name == "extension-cpu"; }));
   EXPECT_THROW(fixtures::register_mutants([] { return std::vector<fixtures::MutantInfo>{}; }), Error);
 }
 

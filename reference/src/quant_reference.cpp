@@ -1,10 +1,12 @@
 // Admissible codes, decided in double where that is safe and in MPFR where it is not.
 //
-// The kernel computes fl(v) with v = x / absmax (|fl(v) - v| <= e(v) = max(2^-24 |v|, 2^-150)) and
-// compares it with midpoints stored in fp32 (|m - M| <= e(M)). Code j is admissible when the
-// kernel's decision region of j, [M_{j-1} - e(M_{j-1}), M_j + e(M_j)], meets [v - e(v), v + e(v)].
-// Every comparison is of the form  v + s*e(v)  versus  B  with B exact; multiplied by absmax > 0 it
-// becomes a comparison of exact products, which MPFR at 256 bits evaluates exactly.
+// The kernel computes v^ = fl(v) with v = x / absmax, so |v^ - v| <= e(v) = max(2^-24 |v|, 2^-150),
+// and e(v) = 0 when v is an fp32 value. It must then take the code nearest to v^, exactly: code j
+// when M_{j-1} < v^ <= M_j for the exact midpoints M (a tie goes to the lower code). Code j is
+// admissible when that region meets [v - e(v), v + e(v)]: a second code only where the division's
+// rounding can cross a midpoint, never for a threshold of the kernel's own. Every comparison is of
+// the form  v + s*e(v)  versus  B  with B exact; multiplied by absmax > 0 it becomes a comparison of
+// exact products, which MPFR at 266 bits evaluates exactly.
 #include "bitparity/reference/quant_reference.hpp"
 
 #include <Eigen/Core>
@@ -44,21 +46,29 @@ struct Thresholds {
 };
 
 // Count thresholds t with t <op> (v + direction*e(v)), deciding in double unless too close.
-// strict: count t < w; otherwise count t <= w. Thresholds are ascending.
+// strict: count t < w; otherwise count t <= w. Thresholds are ascending. Direction 0 is used only
+// when v is an fp32 value: then v is exact in double, and so is every threshold (midpoints and code
+// values), so double decides every comparison, ties included.
 int count_below(const Thresholds& thresholds, float x, float a, int direction, bool strict, bool& escalated) {
   const double v = static_cast<double>(x) / static_cast<double>(a);
-  const double error = std::max(kRelative * std::fabs(v), kAbsolute);
+  const bool exact = direction == 0;
+  const double error = exact ? 0.0 : std::max(kRelative * std::fabs(v), kAbsolute);
   const double w = v + direction * error;
   // Error of w in double: a few units in the last place of |v| plus the subnormal floor.
-  const double slack = 0x1p-49 * (std::fabs(v) + error) + 0x1p-1060;
+  const double slack = exact ? 0.0 : 0x1p-49 * (std::fabs(v) + error) + 0x1p-1060;
   int count = static_cast<int>(std::lower_bound(thresholds.approx.begin(), thresholds.approx.end(), w - slack) -
                                thresholds.approx.begin());
   while (count < static_cast<int>(thresholds.approx.size())) {
     const double t = thresholds.approx[count];
     if (t > w + slack) break;
     // Too close to decide in double (threshold double may be off by an ulp too): decide exactly.
-    escalated = true;
-    const int sign = exact_compare(x, a, direction, thresholds.exact[count]);  // sign of w - t
+    int sign;  // sign of w - t
+    if (exact) {
+      sign = (w > t) - (w < t);
+    } else {
+      escalated = true;
+      sign = exact_compare(x, a, direction, thresholds.exact[count]);
+    }
     if (sign > 0 || (sign == 0 && !strict)) {
       ++count;
     } else {
@@ -66,6 +76,13 @@ int count_below(const Thresholds& thresholds, float x, float a, int direction, b
     }
   }
   return count;
+}
+
+// Whether x / a (a > 0) is an fp32 value, so that the kernel's division is exact: the fp32
+// quotient times a reproduces x exactly (the product of two fp32 values is exact in double).
+bool quotient_is_f32(float x, float a) {
+  const float quotient = x / a;
+  return static_cast<double>(quotient) * static_cast<double>(a) == static_cast<double>(x);
 }
 
 // Thresholds p + direction * e(p) with e(p) = max(2^-24 |p|, 2^-150), exact in MPFR.
@@ -82,7 +99,7 @@ Thresholds make_thresholds(const std::vector<double>& points, int direction) {
 }  // namespace
 
 struct FormatReference::DecisionTables {
-  Thresholds lower, upper;  // midpoints widened down and up: nearest rounding
+  Thresholds midpoints;     // the exact midpoints: nearest rounding
   Thresholds codes_exact;   // the code values themselves: stochastic rounding
   int zero_index = 0;       // sorted index of the code 0
 };
@@ -102,11 +119,10 @@ FormatReference::FormatReference(QuantFormat format) {
     code_to_sorted_.push_back(static_cast<int>(std::lower_bound(sorted_values_.begin(), sorted_values_.end(), value) -
                                                sorted_values_.begin()));
   }
-  // Decision thresholds: nearest rounding uses midpoints widened by their fp32 error; stochastic
-  // rounding brackets by the code values themselves (exact in fp32).
+  // Decision thresholds: nearest rounding decides at the exact midpoints; stochastic rounding
+  // brackets by the code values themselves (exact in fp32).
   auto tables = std::make_shared<DecisionTables>();
-  tables->lower = make_thresholds(midpoints_, -1);
-  tables->upper = make_thresholds(midpoints_, +1);
+  tables->midpoints = make_thresholds(midpoints_, 0);
   tables->codes_exact = make_thresholds(sorted_values_, 0);
   tables->zero_index = static_cast<int>(std::lower_bound(sorted_values_.begin(), sorted_values_.end(), 0.0) - sorted_values_.begin());
   tables_ = std::move(tables);
@@ -123,7 +139,7 @@ QuantReference reference_quantize(std::span<const float> values, const FormatRef
   result.normalized.resize(n);
 
   const FormatReference::DecisionTables& tables = format.decision_tables();
-  const Thresholds &lower = tables.lower, &upper = tables.upper, &codes_exact = tables.codes_exact;
+  const Thresholds &midpoints = tables.midpoints, &codes_exact = tables.codes_exact;
   const int zero_index = tables.zero_index;
   const int last = format.sorted_count() - 1;
 
@@ -144,15 +160,17 @@ QuantReference reference_quantize(std::span<const float> values, const FormatRef
       } else {
         bool escalated = false;
         result.normalized[i] = static_cast<double>(xi) / static_cast<double>(absmax);
+        // The window [v - e(v), v + e(v)] is the single point v when the division is exact.
+        const int widen = quotient_is_f32(xi, absmax) ? 0 : 1;
         int lowest, highest;
         if (stochastic) {
           // Lowest: the largest code <= v - e(v); highest: the smallest code >= v + e(v).
-          lowest = std::max(0, count_below(codes_exact, xi, absmax, -1, false, escalated) - 1);
-          highest = std::min(last, count_below(codes_exact, xi, absmax, +1, true, escalated));
+          lowest = std::max(0, count_below(codes_exact, xi, absmax, -widen, false, escalated) - 1);
+          highest = std::min(last, count_below(codes_exact, xi, absmax, +widen, true, escalated));
         } else {
-          // j admissible iff  M_{j-1} - e <= v + e(v)  and  v - e(v) <= M_j + e.
-          highest = count_below(lower, xi, absmax, +1, false, escalated);
-          lowest = count_below(upper, xi, absmax, -1, true, escalated);
+          // j admissible iff  M_{j-1} < v + e(v)  and  v - e(v) <= M_j.
+          highest = count_below(midpoints, xi, absmax, +widen, true, escalated);
+          lowest = count_below(midpoints, xi, absmax, -widen, true, escalated);
         }
         range = {static_cast<std::uint8_t>(std::min(lowest, last)), static_cast<std::uint8_t>(std::min(highest, last))};
         if (escalated) ++result.escalations;
@@ -167,10 +185,9 @@ AdmissibleRange admissible_for_interval(const FormatReference& format, double lo
   int lowest = 0, highest = 0;
   const int midpoints = format.sorted_count() - 1;
   for (int i = 0; i < midpoints; ++i) {
-    const double m = format.midpoint(i);
-    const double e = std::max(kRelative * std::fabs(m), kAbsolute) * (1.0 + 0x1p-40);
-    if (m + e < low) lowest = i + 1;     // the whole region below this midpoint is below the interval
-    if (m - e <= high) highest = i + 1;  // the region above this midpoint reaches the interval
+    const double m = format.midpoint(i);  // exact
+    if (m < low) lowest = i + 1;   // every v^ in the interval lies above this midpoint
+    if (m < high) highest = i + 1;  // some v^ in the interval may lie above it
   }
   return {static_cast<std::uint8_t>(lowest), static_cast<std::uint8_t>(std::max(lowest, highest))};
 }

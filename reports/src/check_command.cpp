@@ -8,6 +8,7 @@
 #include "bitparity/properties/property.hpp"
 #include "bitparity/reports/check_run.hpp"
 #include "bitparity/reports/cli_checks.hpp"
+#include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
@@ -133,6 +134,12 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
   options.suites.clear();
   for (const auto& name : command.suite_names) options.suites.push_back(fixtures::parse_suite(name));  // refuses unknown ones
   if (options.suites.empty()) options.suites.assign(fixtures::kSuites.begin(), fixtures::kSuites.end());
+  refuse_repeats("--map", command.maps);
+  for (const auto& spec : command.maps) {
+    // A file's map is registered here, before any row runs, and selected by its name.
+    const std::string name(quant_format_info(resolve_code_map(spec)).name);
+    if (std::find(options.formats.begin(), options.formats.end(), name) == options.formats.end()) options.formats.push_back(name);
+  }
   for (const auto& id : asked.properties) {
     std::vector<std::string> ids;
     for (const auto& property : properties::property_catalogue()) ids.push_back(property.id);
@@ -144,7 +151,7 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
   const auto known = [](const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
   };
-  for (const auto& name : asked.formats) {
+  for (const auto& name : options.formats) {
     if (known(optimizers, name)) throw UsageError("'" + name + "' is an optimizer, not a format; use --optimizer " + name);
     if (!known(formats, name)) throw UsageError("unknown format '" + name + "'; formats: " + joined(formats));
   }
@@ -202,6 +209,9 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   check->add_option("--device", command.requested.devices, "cpu, cuda:N or all (repeatable; default cpu)");
   check->add_option("--format", command.requested.formats,
                     "only these quantization formats (suite quant; repeatable; `bitparity list` names them)");
+  check->add_option("--map", command.maps,
+                    "only these code maps (suite quant; repeatable): a map's name, or a file *.json (fp32 bit "
+                    "patterns) or *.safetensors[:TENSOR] (an F32 tensor such as a state's qmap1), registered and run");
   check->add_option("--optimizer", command.requested.optimizers,
                     "only these optimizers (suites optim32, optim8; repeatable; `bitparity list` names them)");
   check->add_option("--dtype", command.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");

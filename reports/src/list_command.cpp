@@ -24,11 +24,11 @@ void add_list_command(CLI::App& app) {
 int run_list_command() {
   std::printf("suites:");
   for (fixtures::Suite suite : fixtures::kSuites) std::printf(" %s", std::string(fixtures::suite_name(suite)).c_str());
-  std::printf("\nformats (suite quant):\n");
+  std::printf("\ncode maps (suite quant; check --format NAME, or --map NAME|FILE.json|FILE.safetensors[:TENSOR]):\n");
   for (const auto& format : properties::quant_registry()) {
-    std::printf("  %-18s %d-bit  block sizes:", format.name.c_str(), format.bits);
+    std::printf("  %-24s %d-bit  block sizes:", format.name.c_str(), format.bits);
     for (auto size : format.block_sizes) std::printf(" %lld", static_cast<long long>(size));
-    std::printf("\n");
+    std::printf("\n  %-24s %s\n", "", std::string(quant_format_info(format.format).description).c_str());
   }
   std::printf("optimizers (suites optim32; optim8 for those with 8-bit states):\n");
   for (const auto& info : optimizers()) {

@@ -21,16 +21,19 @@ struct LambReference {
     const Tracked<T> ratio = div(mul(e.s[0], s.inverse_bias_correction1), denom);
     return s.weight_decay.value != T(0) ? add(ratio, mul(s.weight_decay, e.p)) : ratio;
   }
+  // ||p|| / ||u|| in the host's double arithmetic, from the norms' own bounds (exact sums rounded once).
   template <class T>
   static Tracked<T> trust(const Hyperparameters& h, const Scalars<T>&, const Tracked<T>& param_norm,
                           const Tracked<T>& direction_norm) {
-    Tracked<T> trust = div(param_norm, direction_norm);
+    Tracked<T> trust = div(param_norm, direction_norm, kHostDoubleArithmetic);
     if (h.max_trust_ratio > 0.0f && trust.value > T(h.max_trust_ratio)) trust.value = T(h.max_trust_ratio);  // min is 1-Lipschitz
     return trust;
   }
+  // The kernel's factor fl32(lr * trust), its product taken in double and rounded once.
   template <class T>
   static void second_pass(const Scalars<T>& s, const Tracked<T>& trust, const Tracked<T>& direction, Element<T>& e) {
-    e.p = sub(e.p, mul(mul(s.lr, trust), direction));
+    const Tracked<T> factor = host_rounded_to_fp32(mul(s.lr, trust, kHostDoubleArithmetic));
+    e.p = sub(e.p, mul(factor, direction));
   }
 };
 

@@ -15,7 +15,11 @@ struct LarsReference {
   template <class T>
   static Tracked<T> trust(const Hyperparameters& h, const Scalars<T>& s, const Tracked<T>& param_norm,
                           const Tracked<T>& direction_norm) {
-    return div(mul(exact_input<T>(h.trust_coefficient), param_norm), add(direction_norm, mul(s.weight_decay, param_norm)));
+    // eta ||p|| / (||g|| + wd ||p||) in the host's double arithmetic, rounded once to fp32.
+    constexpr const KernelArithmetic& host = kHostDoubleArithmetic;
+    const Tracked<T> numerator = mul(exact_input<T>(h.trust_coefficient), param_norm, host);
+    const Tracked<T> denominator = add(direction_norm, mul(s.weight_decay, param_norm, host), host);
+    return host_rounded_to_fp32(div(numerator, denominator, host));
   }
   template <class T>
   static void second_pass(const Scalars<T>& s, const Tracked<T>& local_lr, const Tracked<T>&, Element<T>& e) {

@@ -85,20 +85,20 @@ BP_HD int count_below(const float* ascending, int first_step, float v, bool or_e
   return count;
 }
 
-// Index into sorted_values of the nearest code: the number of midpoints strictly below v, so a
-// value equal to a midpoint goes to the lower code. The bucket of v's bit pattern has `low` of them
-// below every v it holds and fewer than low + kBucketWindow; the midpoints are ascending, so a
+// Index into sorted_values of the nearest code: the number of thresholds strictly below v, which is
+// the number of exact midpoints below v (a tie goes to the lower code). The bucket of v's bit pattern
+// has `low` of them below every v it holds and fewer than low + kBucketWindow; they are ascending, so a
 // branch-free search of the window after `low` counts the rest exactly. A NaN compares false and
-// stays at its bucket's low of 0; +inf shares that bucket, and every midpoint is below it.
+// stays at its bucket's low of 0; +inf shares that bucket, and every threshold is below it.
 BP_HD int nearest_sorted_index(const CodeTable& table, float v) {
   const int low = table.bucket_low[float_bits(v) >> 20];
-  const int count = low + count_below(table.midpoints + low, kBucketWindow / 2, v, false);
+  const int count = low + count_below(table.thresholds + low, kBucketWindow / 2, v, false);
   return v > FLT_MAX ? table.sorted_count - 1 : count;
 }
 
-// The same count by a binary search over all midpoints (builds the index; tests compare the two).
+// The same count by a binary search over all thresholds (builds the index; tests compare the two).
 BP_HD int nearest_sorted_index_by_search(const CodeTable& table, float v) {
-  return count_below(table.midpoints, table.first_step, v, false);
+  return count_below(table.thresholds, table.first_step, v, false);
 }
 
 // Stochastic rounding between the two codes that bracket v: up with probability

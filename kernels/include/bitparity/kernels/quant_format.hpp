@@ -1,45 +1,61 @@
 #pragma once
 #include <cstdint>
-#include <span>
 #include <string_view>
 #include <vector>
 
 namespace bitparity {
 
-enum class QuantFormat : std::uint8_t { dynamic8_signed, dynamic8_unsigned, linear8, nf4, fp4 };
+// A registered code map (code_map.hpp). The named formats are the built-in maps; a map registered
+// at run time gets the next free value.
+enum class QuantFormat : std::uint8_t {
+  dynamic8_signed,
+  dynamic8_unsigned,
+  linear8,
+  nf4,
+  fp4,
+  dynamic8_signed_fused,
+  dynamic8_unsigned_fused,
+  linear8_fused,
+  fp4_positive_zero,
+};
+inline constexpr int kMaxCodeMaps = 256;
 
 // Midpoints searched after a bucket's low count: a power of two, so the search is a fixed number of
 // branch-free steps. Building a table checks that every bucket's counts fit in it.
 inline constexpr int kBucketWindow = 16;
 
 // The decision table of one format, plain data for the kernel body.
-// Quantization rounds the normalised value to the nearest of `sorted_values` by comparing it with
-// the fp32 `midpoints` (a value equal to a midpoint goes to the lower code).
+// Quantization rounds the normalised value v to the nearest of `sorted_values` by counting the
+// decision `thresholds` below it: threshold i is the largest fp32 value <= the exact midpoint M_i of
+// sorted values i and i+1, so `threshold_i < v` exactly when `M_i < v` (a tie M_i == v goes to the
+// lower code).
 struct CodeTable {
   int bits = 8;                     // 8, or 4 for packed formats
   int sorted_count = 0;             // distinct code values
   int first_step = 128;             // first step of the searches: 2*first_step >= sorted_count
   float sorted_values[256] = {};    // ascending, distinct; +inf beyond sorted_count
-  // fp32 rounding of the exact midpoint of neighbours; +inf beyond, padded so that a search window
-  // of kBucketWindow entries starting at any bucket's low count stays inside the array.
-  float midpoints[256 + kBucketWindow] = {};
+  // The exact midpoint of neighbours rounded down to fp32; +inf beyond, padded so that a search
+  // window of kBucketWindow entries starting at any bucket's low count stays inside the array.
+  float thresholds[256 + kBucketWindow] = {};
   std::uint8_t sorted_codes[256] = {};  // code emitted for each sorted value
   float code_values[256] = {};      // value of each code, for dequantisation
   std::uint8_t zero_code = 0;       // code of value +0, written for blocks without finite data
   // An index over fp32 bit patterns that makes the nearest-code search short and exact: every v in
   // bucket k = bits(v) >> 20 (sign, exponent, three fraction bits) has at least bucket_low[k] and
-  // fewer than bucket_low[k] + kBucketWindow midpoints strictly below it (ARITHMETIC.md).
+  // fewer than bucket_low[k] + kBucketWindow thresholds strictly below it (ARITHMETIC.md).
   std::uint8_t bucket_low[4096] = {};
 };
 
+// Views into the registry, valid for the life of the program.
 struct QuantFormatInfo {
   QuantFormat format;
   std::string_view name;
   int bits;
-  std::string_view description;
+  std::string_view description;  // the map's provenance
+  bool builtin = true;
 };
 
-std::span<const QuantFormatInfo> quant_formats();
+std::vector<QuantFormatInfo> quant_formats();  // every registered map, built-in ones first
 const QuantFormatInfo& quant_format_info(QuantFormat format);
 QuantFormat parse_quant_format(std::string_view name);  // throws Error(invalid_argument)
 const CodeTable& code_table(QuantFormat format);        // built once, immutable
@@ -48,8 +64,9 @@ std::vector<std::int64_t> supported_block_sizes(QuantFormat format);
 void validate_block_size(QuantFormat format, std::int64_t blocksize);  // throws with the valid list
 
 // The 256 values of bitsandbytes' create_dynamic_map(signed, max_exponent_bits=7, total_bits=8)
-// and create_linear_map(signed=True), reproduced in fp32 arithmetic (see ARITHMETIC.md).
-std::vector<float> dynamic_map_values(bool is_signed);
-std::vector<float> linear_map_values();
+// and create_linear_map(signed=True), reproduced in fp32 arithmetic (see ARITHMETIC.md), with
+// torch.linspace unfused (its default CPU kernel) or fused (its AVX2/AVX512 kernels).
+std::vector<float> dynamic_map_values(bool is_signed, bool fused_linspace = false);
+std::vector<float> linear_map_values(bool fused_linspace = false);
 
 }  // namespace bitparity

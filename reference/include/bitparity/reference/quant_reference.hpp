@@ -56,7 +56,7 @@ QuantReference reference_quantize(std::span<const float> values, const FormatRef
                                   std::int64_t blocksize, bool stochastic);
 
 // The codes a nearest-rounding kernel may choose when its fp32 normalized value lies anywhere in
-// [low, high] (its decision midpoints stored in fp32: within e(M) of the exact ones).
+// [low, high]: those whose decision region (M_{j-1}, M_j] of exact midpoints meets it.
 AdmissibleRange admissible_for_interval(const FormatReference& format, double low, double high);
 
 // Correctly rounded bits of code_value(code) * absmax in `dtype`, for every element.

@@ -41,8 +41,19 @@ constexpr double unit_of() {
   }
 }
 
+// The arithmetic a kernel operation rounds in: fp32 for element bodies, double for the host's
+// scalars (the trust ratio of LAMB and LARS, computed from norms in double, rounded once to fp32).
+struct KernelArithmetic {
+  double unit;       // unit roundoff
+  double underflow;  // half the smallest subnormal
+};
+inline constexpr KernelArithmetic kFp32Arithmetic{kUnitF32, kUnderflowF32};
+inline constexpr KernelArithmetic kHostDoubleArithmetic{0x1p-53, 0x1p-1075};
+
 // Bound on the kernel's rounding of a result whose exact-operation magnitude is at most m.
-inline double kernel_rounding(double m) { return kUnitF32 * m + kUnderflowF32; }
+inline double kernel_rounding(double m, const KernelArithmetic& in = kFp32Arithmetic) {
+  return in.unit * m + in.underflow;
+}
 
 template <class T>
 Tracked<T> exact_input(float x) {
@@ -91,7 +102,7 @@ bool exact_zero(const Tracked<T>& a) {
 }
 
 template <class T>
-Tracked<T> add(const Tracked<T>& a, const Tracked<T>& b) {
+Tracked<T> add(const Tracked<T>& a, const Tracked<T>& b, const KernelArithmetic& in = kFp32Arithmetic) {
   if (exact_zero(a)) return b;
   if (exact_zero(b)) return a;
   Tracked<T> r;
@@ -100,7 +111,7 @@ Tracked<T> add(const Tracked<T>& a, const Tracked<T>& b) {
   const double v = magnitude(r.value);
   r.ref = a.ref + b.ref + unit_of<T>() * v;
   const double propagated = a.err + b.err;
-  r.err = propagated + kernel_rounding(v + r.ref + propagated);
+  r.err = propagated + kernel_rounding(v + r.ref + propagated, in);
   r.nonnegative = a.nonnegative && b.nonnegative;  // a rounded sum of non-negatives is non-negative
   return r;
 }
@@ -116,7 +127,7 @@ Tracked<T> sub(const Tracked<T>& a, const Tracked<T>& b) {
 }
 
 template <class T>
-Tracked<T> mul(const Tracked<T>& a, const Tracked<T>& b) {
+Tracked<T> mul(const Tracked<T>& a, const Tracked<T>& b, const KernelArithmetic& in = kFp32Arithmetic) {
   if ((exact_zero(a) && !unbounded(b)) || (exact_zero(b) && !unbounded(a))) return {T(0), 0.0, 0.0, true};
   Tracked<T> r;
   r.value = a.value * b.value;
@@ -125,13 +136,13 @@ Tracked<T> mul(const Tracked<T>& a, const Tracked<T>& b) {
   const double A = magnitude(a.value) + a.ref, B = magnitude(b.value) + b.ref;  // bounds on |exact|
   r.ref = magnitude(a.value) * b.ref + magnitude(b.value) * a.ref + a.ref * b.ref + unit_of<T>() * v;
   const double propagated = A * b.err + B * a.err + a.err * b.err;
-  r.err = propagated + kernel_rounding(v + r.ref + propagated);
+  r.err = propagated + kernel_rounding(v + r.ref + propagated, in);
   r.nonnegative = (a.nonnegative && b.nonnegative) || &a == &b;  // x * x >= 0
   return r;
 }
 
 template <class T>
-Tracked<T> div(const Tracked<T>& a, const Tracked<T>& b) {
+Tracked<T> div(const Tracked<T>& a, const Tracked<T>& b, const KernelArithmetic& in = kFp32Arithmetic) {
   Tracked<T> r;
   r.value = a.value / b.value;
   if (unbounded(a) || unbounded(b)) return without_bound(r);
@@ -141,7 +152,7 @@ Tracked<T> div(const Tracked<T>& a, const Tracked<T>& b) {
   r.ref = (a.ref + v * b.ref) / b_low + unit_of<T>() * v;
   const double Q = v + r.ref;
   const double propagated = (a.err + Q * b.err) / (b_low - b.err);
-  r.err = propagated + kernel_rounding(v + r.ref + propagated);
+  r.err = propagated + kernel_rounding(v + r.ref + propagated, in);
   r.nonnegative = a.nonnegative && b.nonnegative;
   return r;
 }
@@ -198,6 +209,12 @@ Tracked<T> round_to_storage(const Tracked<T>& a, double unit, double underflow) 
   Tracked<T> r = a;
   r.err = a.err + unit * (magnitude(a.value) + a.ref + a.err) + underflow;
   return r;
+}
+
+// A scalar the host computed in double, rounded once to fp32 for the kernel.
+template <class T>
+Tracked<T> host_rounded_to_fp32(const Tracked<T>& a) {
+  return round_to_storage(a, kUnitF32, kUnderflowF32);
 }
 
 }  // namespace bitparity::reference

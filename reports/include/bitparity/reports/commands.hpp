@@ -16,6 +16,7 @@ namespace bitparity::reports {
 struct CheckCommand {
   CheckOptions requested;
   std::vector<std::string> suite_names;  // --suite as given, parsed into requested.suites
+  std::vector<std::string> maps;         // --map NAME|FILE, resolved into requested.formats
   std::string json_path;
   bool json_given = false;  // --json was given (an empty path is refused, not ignored)
   bool require_gpu = false;

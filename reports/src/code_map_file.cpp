@@ -1,0 +1,173 @@
+// Code maps from files: JSON lists of fp32 bit patterns, and F32 tensors in safetensors files.
+#include "bitparity/reports/code_map_file.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bitparity/kernels/bits.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/reports/errors.hpp"
+#if BITPARITY_HAS_MPI
+#include "bitparity/distributed/safetensors.hpp"
+#endif
+
+namespace bitparity::reports {
+
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A name usable on the command line: the file's stem with anything else replaced by '-'.
+std::string map_name_from(const std::string& text) {
+  std::string name;
+  for (char c : text) name += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-') ? c : '-';
+  return name.substr(0, 64);
+}
+
+int bits_for_count(std::size_t count, const std::string& where) {
+  if (count == 256) return 8;
+  if (count == 16) return 4;
+  throw UsageError(where + " holds " + std::to_string(count) +
+                   " values; a code map has 256 (8-bit) or 16 (4-bit) fp32 values");
+}
+
+std::uint32_t bit_pattern(const nlohmann::json& value, std::size_t index, const std::string& where) {
+  const std::string at = where + ": value " + std::to_string(index);
+  if (value.is_number_unsigned()) {
+    const auto bits = value.get<std::uint64_t>();
+    if (bits > 0xFFFFFFFFull) throw UsageError(at + " is not a 32-bit pattern");
+    return static_cast<std::uint32_t>(bits);
+  }
+  if (value.is_string()) {
+    const auto text = value.get<std::string>();
+    if (text.size() == 10 && text.rfind("0x", 0) == 0 && text.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos) {
+      return static_cast<std::uint32_t>(std::stoul(text.substr(2), nullptr, 16));
+    }
+  }
+  throw UsageError(at + " is " + value.dump() + "; write each fp32 bit pattern as a number or as a string \"0x3f800000\"");
+}
+
+CodeMap read_json_map(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot read the code map " + path + ": " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + " is not valid JSON (" + std::string(e.what()) + "); a code map is a list of fp32 bit patterns");
+  }
+  CodeMap map;
+  map.name = map_name_from(std::filesystem::path(path).stem().string());
+  nlohmann::json values = document;
+  if (document.is_object()) {
+    for (const auto& [key, _] : document.items()) {
+      if (key != "name" && key != "bits" && key != "values") {
+        throw UsageError(path + ": unknown key '" + key + "'; a code map object has \"name\", \"bits\" and \"values\"");
+      }
+    }
+    if (document.contains("name")) {
+      if (!document["name"].is_string()) throw UsageError(path + ": \"name\" must be a string");
+      map.name = document["name"].get<std::string>();
+    }
+    values = document.value("values", nlohmann::json());
+  }
+  if (!values.is_array()) throw UsageError(path + " holds no list of values; write a JSON list of 256 or 16 fp32 bit patterns");
+  map.bits = bits_for_count(values.size(), path);
+  if (document.is_object() && document.contains("bits") &&
+      (!document["bits"].is_number_integer() || document["bits"].get<std::int64_t>() != map.bits)) {
+    throw UsageError(path + ": \"bits\" says " + document["bits"].dump() + " but the list holds " +
+                     std::to_string(values.size()) + " values");
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) map.values.push_back(float_from_bits(bit_pattern(values[i], i, path)));
+  map.provenance = "read from " + path;
+  return map;
+}
+
+CodeMap read_safetensors_map(const std::string& path, const std::string& tensor) {
+#if BITPARITY_HAS_MPI
+  distributed::SafetensorsFile file;
+  try {
+    file = distributed::read_safetensors(path);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  std::vector<std::string> candidates;
+  for (const auto& [name, entry] : file.tensors) {
+    if (entry.dtype == "F32" && (entry.numel() == 256 || entry.numel() == 16)) candidates.push_back(name);
+  }
+  std::string chosen = tensor;
+  if (chosen.empty()) {
+    if (candidates.size() != 1) {
+      std::string list;
+      for (const auto& name : candidates) list += (list.empty() ? "" : ", ") + name;
+      throw UsageError(path + (candidates.empty() ? " holds no F32 tensor of 256 or 16 elements to read as a code map"
+                                                  : " holds several code-map-sized tensors (" + list +
+                                                        "); name one as " + path + ":NAME"));
+    }
+    chosen = candidates.front();
+  }
+  if (!file.tensors.contains(chosen)) throw UsageError(path + " holds no tensor '" + chosen + "'");
+  const auto& entry = file.tensors.at(chosen);
+  if (entry.dtype != "F32") throw UsageError(path + ":" + chosen + " is " + entry.dtype + "; a code map is an F32 tensor");
+  CodeMap map;
+  map.bits = bits_for_count(static_cast<std::size_t>(entry.numel()), path + ":" + chosen);
+  const auto bytes = file.bytes(chosen);
+  for (std::int64_t i = 0; i < entry.numel(); ++i) {
+    std::uint32_t bits = 0;
+    for (int b = 3; b >= 0; --b) bits = (bits << 8) | bytes[static_cast<std::size_t>(i * 4 + b)];  // little-endian
+    map.values.push_back(float_from_bits(bits));
+  }
+  map.name = map_name_from(std::filesystem::path(path).stem().string() + "." + chosen);
+  map.provenance = "read from " + path + ", tensor " + chosen;
+  return map;
+#else
+  (void)tensor;
+  throw UsageError("reading " + path + " needs the safetensors reader, built with Open MPI; install it (scripts/install-deps) "
+                   "or give the map as a JSON list of fp32 bit patterns");
+#endif
+}
+
+}  // namespace
+
+CodeMap read_code_map_file(const std::string& spec) {
+  std::string path = spec, tensor;
+  const auto marker = spec.find(".safetensors:");
+  if (marker != std::string::npos) {
+    path = spec.substr(0, marker + 12);
+    tensor = spec.substr(marker + 13);
+  }
+  if (!std::filesystem::is_regular_file(path)) throw UsageError("no code map file " + path);
+  if (ends_with(path, ".safetensors")) return read_safetensors_map(path, tensor);
+  if (ends_with(path, ".json")) return read_json_map(path);
+  throw UsageError("cannot tell the format of " + path + "; name a code map file *.json or *.safetensors[:TENSOR]");
+}
+
+QuantFormat resolve_code_map(const std::string& spec) {
+  for (const auto& info : quant_formats()) {
+    if (info.name == spec) return info.format;
+  }
+  if (!ends_with(spec, ".json") && spec.find(".safetensors") == std::string::npos && !std::filesystem::exists(spec)) {
+    std::string names;
+    for (const auto& info : quant_formats()) names += (names.empty() ? "" : ", ") + std::string(info.name);
+    throw UsageError("unknown map '" + spec + "'; give a map's name (" + names + ") or a file *.json or *.safetensors[:TENSOR]");
+  }
+  const CodeMap map = read_code_map_file(spec);
+  try {
+    return register_code_map(map);
+  } catch (const Error& e) {
+    throw UsageError(std::string(e.what()) + " (in " + spec + ")");
+  }
+}
+
+}  // namespace bitparity::reports
