@@ -128,6 +128,8 @@ std::vector<std::string> selection_arguments(const FuzzOptions& options) {
   std::vector<std::string> args;
   for (const auto& suite : options.selection.suites) args.insert(args.end(), {"--suite", std::string(fixtures::suite_name(suite))});
   for (const auto& id : options.selection.properties) args.insert(args.end(), {"--property", id});
+  // A map read from a file is registered by the worker too, from the same file.
+  for (const auto& spec : options.maps) args.insert(args.end(), {"--map", spec});
   for (const auto& name : options.selection.formats) args.insert(args.end(), {"--format", name});
   for (const auto& name : options.selection.optimizers) args.insert(args.end(), {"--optimizer", name});
   for (const auto& name : options.selection.dtypes) args.insert(args.end(), {"--dtype", name});
@@ -209,6 +211,7 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
   fuzz->add_option("--suite", s.suite_names, "quant, optim32, optim8 or conversions (repeatable; default all)");
   fuzz->add_option("--property", s.requested.properties, "only these property ids (repeatable)");
   fuzz->add_option("--format", s.requested.formats, "only these quantization formats (repeatable)");
+  fuzz->add_option("--map", s.maps, "only these code maps: a name, FILE.json or FILE.safetensors[:TENSOR] (repeatable)");
   fuzz->add_option("--optimizer", s.requested.optimizers, "only these optimizers (repeatable)");
   fuzz->add_option("--dtype", s.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
   fuzz->add_option("--block-size", s.requested.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
@@ -241,6 +244,7 @@ int run_fuzz_command(const FuzzCommand& command) {
   const CheckOptions selection = resolve_check_selection(command.selection, asked_all);
   FuzzOptions options;
   options.selection = selection;
+  options.maps = command.selection.maps;
   options.implementations = fuzzed_implementations(command, selection);
   options.budget_seconds = parse_budget(command.budget);
   options.corpus = command.corpus;

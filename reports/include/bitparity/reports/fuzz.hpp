@@ -17,6 +17,7 @@ namespace bitparity::reports {
 
 struct FuzzOptions {
   CheckOptions selection;                    // suites, properties, entries, dtypes, block sizes, devices
+  std::vector<std::string> maps;             // --map as given (names or files), handed on to the workers
   std::vector<std::string> implementations;  // every implementation fuzzed: devices, then mutants
   double budget_seconds = 60;
   std::int64_t visits = 0;       // stop after this many visits (0: only the budget stops)
