@@ -67,6 +67,19 @@ LayoutCase draw_layout_case(const PropertyTarget& t, PropertyStats& stats, std::
   return c;
 }
 
+// The dequantized dtypes both implementations write (an external library may write only some).
+std::vector<DType> output_dtypes(const PropertyTarget& t) {
+  std::vector<DType> dtypes;
+  for (const DType dtype : float_dtypes()) {
+    bool taken = true;
+    for (const fixtures::Implementation* iut : {t.iut, t.baseline}) {
+      taken = taken && (iut == nullptr || iut->declines(t.format->format, dtype).empty());
+    }
+    if (taken) dtypes.push_back(dtype);
+  }
+  return dtypes;
+}
+
 std::vector<std::uint32_t> bits_of(const HostTensor& tensor) { return fixtures::read_logical_bits(tensor.view()); }
 
 // P7: absmax exact, every code admissible, dequantised values correctly rounded.
@@ -85,7 +98,7 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
     throw CaseFileError("the case holds " + std::to_string(values.size()) + " values for a shape of " + std::to_string(n) + " elements");
   }
   // Every input is drawn before anything runs: a replay that gets further than the failure needs them all.
-  const DType out_dtype = drawn<DType>(t, stats, "out_dtype", [] { return *rc::gen::elementOf(float_dtypes()); });
+  const DType out_dtype = drawn<DType>(t, stats, "out_dtype", [&] { return *rc::gen::elementOf(output_dtypes(t)); });
   HostTensor input = HostTensor::contiguous(t.dtype, shape);
   fixtures::write_logical(input.view(), values);
   const QuantOutput out = run_quantize(*t.iut, input.view(), format, t.blocksize, {}, {});
@@ -119,20 +132,24 @@ struct QuantizeFamily {
     QuantOutput quantized;
     HostTensor dequantized;
     HostTensor converted;
+    bool converts = true;  // false: the implementation offers no conversions, `converted` is unused
   };
   static constexpr const char* operation = "quantize, dequantize and convert";
   static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
     Case c;
     c.format = t.format;
     c.blocksize = t.blocksize;
+    // NaN/Inf and stochastic rounding only where both implementations promise their conventions.
+    const bool nonfinite = target_offers(t, fixtures::OperationFamily::nonfinite_blocks);
+    const bool stochastic = target_offers(t, fixtures::OperationFamily::stochastic_rounding);
     switch (which) {
-      case Metamorphic::layout: c.input = draw_layout_case(t, stats, 3, *rc::gen::arbitrary<bool>()); break;
+      case Metamorphic::layout: c.input = draw_layout_case(t, stats, 3, nonfinite && *rc::gen::arbitrary<bool>()); break;
       case Metamorphic::launch: c.input = draw_layout_case(t, stats, 6, false); break;
-      case Metamorphic::determinism: c.input = draw_layout_case(t, stats, 4, *rc::gen::arbitrary<bool>()); break;
-      case Metamorphic::device: c.input = draw_layout_case(t, stats, 8, *rc::gen::arbitrary<bool>()); break;
+      case Metamorphic::determinism: c.input = draw_layout_case(t, stats, 4, nonfinite && *rc::gen::arbitrary<bool>()); break;
+      case Metamorphic::device: c.input = draw_layout_case(t, stats, 8, nonfinite && *rc::gen::arbitrary<bool>()); break;
     }
-    c.rounding = draw_rounding(stats, true);
-    c.out_dtype = *rc::gen::elementOf(float_dtypes());
+    c.rounding = stochastic ? draw_rounding(stats, true) : StochasticRounding{};
+    c.out_dtype = *rc::gen::elementOf(output_dtypes(t));
     c.out_layout = draw_layout(c.input.shape, false);
     c.dtype = t.dtype;
     stats.note(std::string("output ") + dtype_name(c.out_dtype) + " " + describe(c.out_layout));
@@ -145,7 +162,8 @@ struct QuantizeFamily {
     r.quantized = run_quantize(iut, input, *c.format, c.blocksize, c.rounding, launch);
     r.dequantized = run_dequantize(iut, r.quantized, *c.format, c.blocksize, c.out_dtype, out_layout, launch);
     r.converted = make_tensor(c.out_dtype, out_layout, 0x5A);
-    iut.convert(input, r.converted.view(), launch);
+    r.converts = iut.offers(fixtures::OperationFamily::convert);
+    if (r.converts) iut.convert(input, r.converted.view(), launch);
     return r;
   }
   static void expect_same(PropertyStats& stats, const Case& c, const Result& expected, const Result& actual,
@@ -153,11 +171,13 @@ struct QuantizeFamily {
     expect_same_quantization(stats, expected.quantized, actual.quantized, what + " (quantize)", c.format->bits,
                              elements(c));
     expect_same_bits(stats, bits_of(expected.dequantized), bits_of(actual.dequantized), c.out_dtype, what + " (dequantize)");
-    expect_same_bits(stats, bits_of(expected.converted), bits_of(actual.converted), c.out_dtype, what + " (convert)");
+    if (expected.converts && actual.converts) {
+      expect_same_bits(stats, bits_of(expected.converted), bits_of(actual.converted), c.out_dtype, what + " (convert)");
+    }
   }
   static void expect_untouched_outside_views(PropertyStats& stats, const Result& strided) {
     expect_untouched_outside_view(stats, strided.dequantized, 0x5A, "dequantize into a strided output");
-    expect_untouched_outside_view(stats, strided.converted, 0x5A, "convert into a strided output");
+    if (strided.converts) expect_untouched_outside_view(stats, strided.converted, 0x5A, "convert into a strided output");
   }
   static std::int64_t elements(const Case& c) { return static_cast<std::int64_t>(c.input.logical.size()); }
 };
@@ -306,26 +326,29 @@ void stochastic_unbiased(const PropertyTarget& t, PropertyStats& stats) {
 void append_quant_properties(std::vector<PropertyDef>& catalogue) {
   catalogue.push_back({"P7", "quantization", fixtures::Suite::quant,
                        "absmax is exact, every code is admissible, dequantized = correctly rounded code*absmax", false,
-                       false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, false); }});
+                       false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, false); }, {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize}});
   catalogue.push_back({"P2", "layout", fixtures::Suite::quant,
                        "strided, permuted, sliced, offset, broadcast and chunk+all_gather inputs and outputs give the "
                        "contiguous bits, and nothing outside an output view is written",
-                       false, false, layout_property<QuantizeFamily>});
+                       false, false, layout_property<QuantizeFamily>, {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize}});
   catalogue.push_back({"P3", "launch", fixtures::Suite::quant, "threads, grid and launch splitting do not change a bit", false, false,
-                       launch_property<QuantizeFamily>});
+                       launch_property<QuantizeFamily>, {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize}});
   catalogue.push_back({"P4", "determinism", fixtures::Suite::quant, "the same call twice gives the same bits", false, false,
-                       determinism_property<QuantizeFamily>});
+                       determinism_property<QuantizeFamily>, {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize}});
   catalogue.push_back({"P8", "stochastic-rounding", fixtures::Suite::quant,
                        "codes bracket v, are keyed by the global index (pieces at global offsets agree with the whole)",
-                       false, false, stochastic_rounding});
+                       false, false, stochastic_rounding,
+                       {fixtures::OperationFamily::quantize, fixtures::OperationFamily::stochastic_rounding}});
   catalogue.push_back({"P8u", "stochastic-unbiased", fixtures::Suite::quant,
                        "the mean of stochastic codes is v within 6 sigma + 2^-22 of the code gap", false, false,
-                       stochastic_unbiased});
+                       stochastic_unbiased, {fixtures::OperationFamily::quantize, fixtures::OperationFamily::stochastic_rounding}});
   catalogue.push_back({"P9", "special-values", fixtures::Suite::quant,
                        "NaN/Inf blocks are reported with absmax NaN and zero codes; zero blocks, subnormals and empty "
                        "tensors follow the policy; finite blocks stay exact",
-                       false, false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, true); }});
-  catalogue.push_back({"P5", "device", fixtures::Suite::quant, "every CUDA device gives the CPU's bits", true, false, device_property<QuantizeFamily>});
+                       false, false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, true); },
+                       {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize,
+                        fixtures::OperationFamily::nonfinite_blocks}});
+  catalogue.push_back({"P5", "device", fixtures::Suite::quant, "every CUDA device gives the CPU's bits", true, false, device_property<QuantizeFamily>, {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize}});
 }
 
 }  // namespace bitparity::properties

@@ -161,6 +161,13 @@ void load_rapidcheck_configuration_quietly() {
 
 }  // namespace
 
+bool target_offers(const PropertyTarget& target, fixtures::OperationFamily family) {
+  for (const fixtures::Implementation* iut : {target.iut, target.baseline}) {
+    if (iut != nullptr && !iut->offers(family)) return false;
+  }
+  return true;
+}
+
 std::vector<fixtures::OperationFamily> families_of_suite(fixtures::Suite suite) {
   using fixtures::OperationFamily;
   switch (suite) {
@@ -177,12 +184,20 @@ namespace {
 
 // Why the property cannot run on this target, or "" when it can.
 std::string missing_family(const PropertyDef& property, const PropertyTarget& target) {
-  for (const auto family : families_of_suite(property.suite)) {
+  const auto families = property.families.empty() ? families_of_suite(property.suite) : property.families;
+  for (const auto family : families) {
     for (const fixtures::Implementation* iut : {target.iut, target.baseline}) {
       if (iut != nullptr && !iut->offers(family)) {
         return iut->name() + " does not offer the " + std::string(fixtures::operation_family_name(family));
       }
     }
+  }
+  for (const fixtures::Implementation* iut : {target.iut, target.baseline}) {
+    if (iut == nullptr) continue;
+    const std::string reason = target.format != nullptr      ? iut->declines(target.format->format, target.dtype)
+                               : target.optimizer != nullptr ? iut->declines(target.optimizer->kind, target.dtype)
+                                                             : "";
+    if (!reason.empty()) return reason;
   }
   return "";
 }

@@ -16,7 +16,8 @@ class QuantizeOnly : public fixtures::CpuImplementation {
   std::string name() const override { return "cpu-quantize-only"; }
   bool offers(fixtures::OperationFamily family) const override {
     return family == fixtures::OperationFamily::quantize || family == fixtures::OperationFamily::dequantize ||
-           family == fixtures::OperationFamily::convert;
+           family == fixtures::OperationFamily::convert || family == fixtures::OperationFamily::stochastic_rounding ||
+           family == fixtures::OperationFamily::nonfinite_blocks;
   }
   StepReport optimizer_step(OptimizerKind, const Hyperparameters&, const TensorView&, const TensorView&,
                             const std::vector<TensorView>&, const LaunchConfig&) override {
@@ -95,9 +96,9 @@ TEST(ImplementationIds, RefusalsNameTheForms) {
   }
   try {
     fixtures::make_implementation("plugin:/opt/libbnb.so");
-    FAIL() << "a plugin was made";
+    FAIL() << "a plugin that does not exist was made";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("not supported yet"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("cannot be loaded"), std::string::npos) << error.what();
   }
   try {
     fixtures::make_implementation("mutant:no-such-mutant");

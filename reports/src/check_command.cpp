@@ -11,6 +11,7 @@
 #include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/findings.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/progress.hpp"
@@ -72,7 +73,9 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& requeste
     if (id.kind == fixtures::ImplementationKind::mutant) {
       throw UsageError("--device " + device + " is a mutant; mutants run with `bitparity mutants --only " + id.name + "`");
     }
-    if (!id.is_device()) throw UsageError("--device " + device + " is not a device; use cpu, cuda:N or all");
+    if (!id.is_device() && id.kind != fixtures::ImplementationKind::plugin) {
+      throw UsageError("--device " + device + " is not a device; use cpu, cuda:N or all");
+    }
     fixtures::make_implementation(id);  // refuses absent devices with the reason
     devices.push_back(device);
   }
@@ -207,6 +210,9 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   check->add_option("--suite", command.suite_names, "quant, optim32, optim8 or conversions (repeatable; default all)");
   check->add_option("--property", command.requested.properties, "only these property ids, e.g. P1 or P5q (repeatable)");
   check->add_option("--device", command.requested.devices, "cpu, cuda:N or all (repeatable; default cpu)");
+  check->add_option("--implementation", command.requested.devices,
+                    "an implementation to check besides devices: plugin:/path/lib.so (bitparity/plugin.h; "
+                    "families it does not offer are not applicable) (repeatable)");
   check->add_option("--format", command.requested.formats,
                     "only these quantization formats (suite quant; repeatable; `bitparity list` names them)");
   check->add_option("--map", command.maps,
@@ -275,8 +281,12 @@ int run_check_command(const CheckCommand& command) {
               rows.size(), plan.size(), static_cast<long long>(failed), static_cast<long long>(violations),
               static_cast<long long>(incomplete), skipped);
   if (interrupted()) std::printf("interrupted by %s: the rows above are what completed\n", interrupt_name());
+  const std::vector<Finding> findings = plugin_findings(rows);
+  print_findings(findings);
   if (command.json_given) {
-    write_result_file(command.json_path, check_document(rows, options, plan.size(), skipped).dump(2) + "\n");
+    nlohmann::json document = check_document(rows, options, plan.size(), skipped);
+    if (!findings.empty()) document["findings"] = findings_json(findings);
+    write_result_file(command.json_path, document.dump(2) + "\n");
     std::printf("results: %s\n", command.json_path.c_str());
   } else {
     std::printf("results: printed only (add --json FILE to keep them)\n");

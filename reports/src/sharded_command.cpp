@@ -187,6 +187,7 @@ std::string ShardedRowPlan::entry() const {
     case OperationFamily::quantize: return "quantize";
     case OperationFamily::dequantize: return "dequantize";
     case OperationFamily::convert: return "convert";
+    default: break;
   }
   return "?";
 }

@@ -91,7 +91,14 @@ struct PropertyDef {
   bool needs_baseline = false;  // P5 runs only for a device implementation against cpu
   bool exhaustive = false;      // a deterministic sweep, not a random property
   std::function<void(const PropertyTarget&, PropertyStats&)> body;
+  // The families the property calls; empty: those of its suite (families_of_suite). An
+  // implementation that lacks one is "not applicable" for the property.
+  std::vector<fixtures::OperationFamily> families = {};
 };
+
+// Whether the target's implementation and baseline both offer `family` (properties that can leave
+// a part out, such as P2's conversions, ask this).
+bool target_offers(const PropertyTarget& target, fixtures::OperationFamily family);
 
 const std::vector<PropertyDef>& property_catalogue();
 // Properties from another folder (distributed/, an external library's adapters), added to the

@@ -1,0 +1,96 @@
+// Classifying a plugin's failed rows by what differs, from the property and its violation message.
+#include "bitparity/reports/findings.hpp"
+
+#include <cstdio>
+#include <map>
+
+#include "bitparity/fixtures/implementation.hpp"
+
+namespace bitparity::reports {
+
+namespace {
+
+bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+struct Class {
+  std::string kind, explanation;
+};
+
+Class classify(const CheckRow& row, bool takes_strided) {
+  const std::string& id = row.property_id;
+  const std::string& text = row.counterexample;
+  if (id == "P2" || id == "P2o" || id == "P2q") {
+    if (!takes_strided) {
+      return {"strided-input difference",
+              "the library declares contiguous inputs only; handed the raw storage of a strided view, as a careless "
+              "caller does (field bug 1), it computes on the wrong elements: results for strided inputs are undefined"};
+    }
+    return {"strided-input difference", "a strided view gives other bits than its contiguous copy"};
+  }
+  if (id == "P9" || id == "P9o" || id == "P9q") {
+    return {"non-finite policy difference", "NaN/Inf or special values are not handled as the declared policy says"};
+  }
+  if (id == "P5" || id == "P5o" || id == "P5q") {
+    return {"differs from bitparity's kernels",
+            "bitwise different from bitparity's CPU kernels on the same input (other findings say which is wrong)"};
+  }
+  if (has(text, "is not admissible")) {
+    return {"not the nearest code",
+            "a code the exact nearest-code rule (with the division's rounding, ERROR_MODEL.md) does not admit"};
+  }
+  if (has(text, ", exact ") && has(text, " absmax ")) return {"wrong absmax", "a block's absmax is not the exact max |x|"};
+  if (has(text, "dequantize vs correctly rounded")) {
+    return {"dequantization not correctly rounded", "code value times absmax is not rounded once to the output dtype"};
+  }
+  if (id == "P3" || id == "P3o" || id == "P3q" || id == "P4" || id == "P4o" || id == "P4q") {
+    return {"not reproducible", "the same input gives other bits across launches or calls"};
+  }
+  if (has(text, "refused")) return {"refusal", "the library refused a call the contract allows"};
+  return {"outside the error bound", "a result outside its derived error bound"};
+}
+
+}  // namespace
+
+std::vector<Finding> plugin_findings(const std::vector<CheckRow>& rows) {
+  std::vector<Finding> findings;
+  std::map<std::string, bool> strided;  // per plugin: does it take strided views
+  for (const auto& row : rows) {
+    if (row.passed || !row.device.starts_with("plugin:")) continue;
+    if (!strided.contains(row.device)) strided[row.device] = fixtures::make_implementation(row.device)->takes_strided();
+    const Class c = classify(row, strided[row.device]);
+    findings.push_back({row.property, row.device, row.format + "/" + row.dtype, c.kind, c.explanation, row.counterexample});
+  }
+  return findings;
+}
+
+nlohmann::json findings_json(const std::vector<Finding>& findings) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& f : findings) {
+    list.push_back({{"property", f.property},
+                    {"implementation", f.implementation},
+                    {"target", f.target},
+                    {"class", f.kind},
+                    {"explanation", f.explanation},
+                    {"counterexample", f.counterexample}});
+  }
+  return list;
+}
+
+void print_findings(const std::vector<Finding>& findings) {
+  if (findings.empty()) return;
+  std::map<std::string, int> counts;
+  for (const auto& f : findings) ++counts[f.kind];
+  std::printf("\nfindings (%zu), by class:\n", findings.size());
+  for (const auto& [kind, count] : counts) std::printf("  %4d  %s\n", count, kind.c_str());
+  for (const auto& [kind, count] : counts) {
+    for (const auto& f : findings) {
+      if (f.kind != kind) continue;
+      const std::string first_line = f.counterexample.substr(0, f.counterexample.find('\n'));
+      std::printf("[%s] %s on %s: %s\n    %s\n", f.kind.c_str(), f.property.c_str(), f.target.c_str(),
+                  f.explanation.c_str(), first_line.c_str());
+      break;  // one counterexample per class on the terminal; the JSON holds every one
+    }
+  }
+}
+
+}  // namespace bitparity::reports
