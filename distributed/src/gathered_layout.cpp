@@ -260,6 +260,9 @@ class PieceRun {
         }
         break;
       }
+      case OperationFamily::stochastic_rounding:
+      case OperationFamily::nonfinite_blocks:
+        break;  // conventions of quantize, never a P2r target family
     }
     return result;
   }

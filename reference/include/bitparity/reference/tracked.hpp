@@ -45,10 +45,12 @@ constexpr double unit_of() {
 // scalars (the trust ratio of LAMB and LARS, computed from norms in double, rounded once to fp32).
 struct KernelArithmetic {
   double unit;       // unit roundoff
-  double underflow;  // half the smallest subnormal
+  double underflow;  // bound on a rounding error in the subnormal range
 };
 inline constexpr KernelArithmetic kFp32Arithmetic{kUnitF32, kUnderflowF32};
-inline constexpr KernelArithmetic kHostDoubleArithmetic{0x1p-53, 0x1p-1075};
+// (The smallest double subnormal, 2^-1074, bounds a double rounding in the subnormal range; half of
+// it is not a double.)
+inline constexpr KernelArithmetic kHostDoubleArithmetic{0x1p-53, 0x1p-1074};
 
 // Bound on the kernel's rounding of a result whose exact-operation magnitude is at most m.
 inline double kernel_rounding(double m, const KernelArithmetic& in = kFp32Arithmetic) {
