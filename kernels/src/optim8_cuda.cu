@@ -1,6 +1,6 @@
 // The CUDA launcher of the 8-bit optimizers: a CUDA block walks quant blocks (grid-stride over a
-// grid that fills the device); the two code tables are read through the L1 cache from the device's
-// own copy.
+// grid that fills the device); each state's code table is read through the L1 cache from the
+// device's own copy.
 // Pass 1 computes the new states to merge their absmax (max is exact); pass 2 stores, reusing the
 // element values of pass 1 kept in registers (the first kCached per thread) and recomputing the rest
 // from the old codes and absmax, which are bitwise the same. Each thread reads and writes only its
@@ -29,7 +29,7 @@ constexpr int kCached = 4;  // element values per thread kept from pass 1 to pas
 template <OptimizerKind K>
 __global__ void __launch_bounds__(kThreads8) optimizer8_kernel(const __grid_constant__ Optimizer8Params p, const CodeTable* __restrict__ tables,
                                   std::int64_t first, std::int64_t last, int* nonfinite_blocks) {
-  // tables: the signed and the unsigned code table, in device memory.
+  // tables: the code table of each state (tables[k] for state k), in device memory.
   constexpr int states = state_count(K);
   __shared__ float absmax_slots[kThreads8];
   __shared__ int flag_slots[kThreads8];
@@ -86,7 +86,7 @@ namespace cuda {
 
 void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig& launch, std::int64_t& nonfinite_blocks) {
   check(cudaSetDevice(device), "cudaSetDevice");
-  const CodeTable* tables = device_code_tables(device, {QuantFormat::dynamic8_signed, QuantFormat::dynamic8_unsigned});
+  const CodeTable* tables = device_code_tables(device, {p.state_format[0], p.state_format[1], p.state_format[2]});
   // Default: kCached elements of a quant block per thread, from 32 up to kThreads8 threads.
   const int wanted = launch.threads > 0 ? launch.threads
                                         : static_cast<int>(std::min<std::int64_t>(kThreads8, std::max<std::int64_t>(32, p.blocksize / kCached)));

@@ -2,9 +2,11 @@
 // launcher (one quant block per task: a pass for the new states and their absmax, a pass that stores).
 #include "bitparity/kernels/optimizer8.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim8_body.hpp"
 #include "bitparity/kernels/optim8_launch.hpp"
@@ -29,6 +31,25 @@ QuantFormat state8_format(OptimizerKind kind, int state) {
                                                                       : QuantFormat::dynamic8_signed;
 }
 
+QuantFormat state8_map(OptimizerKind kind, int state, const std::optional<QuantFormat>& chosen) {
+  const QuantFormat fallback = state8_format(kind, state);  // checks the optimizer and the state
+  if (!chosen) return fallback;
+  const CodeMap& map = code_map(*chosen);
+  const StateSpec& spec = optimizer_info(kind).state_specs[static_cast<std::size_t>(state)];
+  const std::string what = std::string(optimizer_info(kind).name) + " (8-bit) state " + std::to_string(state) + " (" +
+                           std::string(spec.name) + ")";
+  if (map.bits != 8) {
+    throw Error(ErrorCode::invalid_argument, what + ": map '" + map.name + "' is a " + std::to_string(map.bits) +
+                                                 "-bit map; 8-bit states take 8-bit maps");
+  }
+  const bool has_negative = std::any_of(map.values.begin(), map.values.end(), [](float v) { return v < 0.0f; });
+  if (!nonnegative_role(spec.role) && !has_negative) {
+    throw Error(ErrorCode::invalid_argument, what + " takes negative values but map '" + map.name +
+                                                 "' has none; give it a signed map such as dynamic8-signed");
+  }
+  return *chosen;
+}
+
 double state_bytes_per_element_8bit(OptimizerKind kind, std::int64_t blocksize) {
   return optimizer_info(kind).states * (1.0 + 4.0 / static_cast<double>(blocksize));
 }
@@ -38,7 +59,7 @@ double state_bytes_per_element_32bit(OptimizerKind kind) { return optimizer_info
 namespace cpu {
 
 void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, std::int64_t& nonfinite_blocks) {
-  const CodeTable tables[2] = {code_table(QuantFormat::dynamic8_signed), code_table(QuantFormat::dynamic8_unsigned)};
+  const CodeTable tables[3] = {code_table(p.state_format[0]), code_table(p.state_format[1]), code_table(p.state_format[2])};
   const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
   std::vector<std::uint8_t> flagged(static_cast<std::size_t>(blocks), 0);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
@@ -126,7 +147,7 @@ Optimizer8Params prepare_optimizer8_step(OptimizerKind kind, const Hyperparamete
     }
     p.codes[k] = static_cast<std::uint8_t*>(codes.data);
     p.absmax[k] = static_cast<float*>(absmax.data);
-    p.table_of_state[k] = state8_format(kind, k) == QuantFormat::dynamic8_unsigned ? 1 : 0;
+    p.state_format[k] = state8_map(kind, k, states[k].map);
   }
   require_available(param.device);  // after every view is checked: a state on the wrong device is named first
   return p;

@@ -210,6 +210,20 @@ void decode_input(const json& j, DType& value) {
   }
 }
 
+json encode_input(const CodesInput& value) { return value.codes; }
+void decode_input(const json& j, CodesInput& value) {
+  if (!j.is_array() || static_cast<std::int64_t>(j.size()) > kMaxCaseElements) {
+    throw CaseFileError("codes must be an array of at most 2^24 codes");
+  }
+  value.codes.clear();
+  for (const auto& code : j) {
+    if (!code.is_number_integer() || code.get<std::int64_t>() < 0 || code.get<std::int64_t>() > 255) {
+      throw CaseFileError("a code must be a whole number from 0 to 255, got " + code.dump());
+    }
+    value.codes.push_back(code.get<std::int64_t>());
+  }
+}
+
 json encode_input(const std::vector<std::int64_t>& value) { return value; }
 void decode_input(const json& j, std::vector<std::int64_t>& value) {
   if (!j.is_array() || j.size() > 8) throw CaseFileError("a shape must be an array of at most 8 sizes, got " + j.dump());

@@ -202,6 +202,29 @@ std::int64_t draw_numel(std::int64_t blocksize, std::int64_t max_blocks, bool al
   }
 }
 
+float draw_block_absmax(DType input_dtype) {
+  enum Kind { full_mantissa, input_dtype_value, power_of_two, subnormal, zero, overflowing };
+  const Kind kind = *rc::gen::weightedElement<Kind>(
+      {{6, full_mantissa}, {3, input_dtype_value}, {2, power_of_two}, {1, subnormal}, {1, zero}, {2, overflowing}});
+  const auto mantissa = [] { return 1.0 + *rc::gen::inRange<std::uint32_t>(0, 1u << 23) * 0x1p-23; };
+  switch (kind) {
+    case full_mantissa: return static_cast<float>(std::ldexp(mantissa(), *rc::gen::inRange(-40, 41)));
+    case input_dtype_value: return round_to_dtype(std::ldexp(mantissa(), *rc::gen::inRange(-14, 15)), input_dtype);  // f16 normal range
+    case power_of_two: return std::ldexp(1.0f, *rc::gen::inRange(-149, 128));
+    case subnormal: return std::ldexp(static_cast<float>(*rc::gen::inRange<std::uint32_t>(1, 1u << 23)), -149);
+    case zero: return 0.0f;
+    case overflowing: {
+      // Around f16's largest finite value (65504) and fp32's (and so bf16's): products of the
+      // largest codes overflow, round to the largest finite value, or stay just below it.
+      const bool f16_edge = *rc::gen::arbitrary<bool>();
+      const double top = f16_edge ? 65504.0 : static_cast<double>(std::numeric_limits<float>::max());
+      return static_cast<float>(std::min(top * (0.995 + *rc::gen::inRange(0, 1001) * 1e-5),
+                                         static_cast<double>(std::numeric_limits<float>::max())));
+    }
+  }
+  return 1.0f;
+}
+
 std::vector<std::int64_t> draw_shape(std::int64_t numel, int max_dims) {
   std::vector<std::int64_t> shape = {numel};
   const int splits = *rc::gen::inRange(0, max_dims);

@@ -34,6 +34,7 @@ struct Optim8Case {
   std::int64_t blocksize = 256;
   std::vector<std::vector<std::uint8_t>> codes;  // per state
   std::vector<std::vector<float>> absmax;        // per state, per block
+  std::vector<QuantFormat> maps;                 // per state: the map its codes index
 };
 
 struct Optim8Result {
@@ -55,6 +56,7 @@ Optim8Case draw_optim8_case(const PropertyTarget& t, PropertyStats& stats, bool 
   const std::int64_t blocks = block_count(n, c.blocksize);
   std::mt19937_64 rng(*rc::gen::arbitrary<std::uint64_t>());
   for (int k = 0; k < t.optimizer->states; ++k) {
+    c.maps.push_back(state8_map(c.base.kind, k, t.state_maps.of_state(c.base.kind, k)));
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
     for (auto& code : codes) code = static_cast<std::uint8_t>(rng() & 0xFF);  // every code, the map's ends included
     std::vector<float> absmax(static_cast<std::size_t>(blocks));
@@ -74,7 +76,9 @@ nlohmann::json encode_input(const Optim8Case& c) {
   for (const auto& per_state : c.absmax) absmax.push_back(encode_floats(per_state, DType::f32));
   nlohmann::json base = properties::encode_input(c.base);
   base["states"] = nlohmann::json::array();  // the states are the codes and absmax below
-  return {{"base", base}, {"blocksize", c.blocksize}, {"codes", c.codes}, {"absmax", absmax}};
+  nlohmann::json maps = nlohmann::json::array();
+  for (const QuantFormat map : c.maps) maps.push_back(std::string(quant_format_info(map).name));
+  return {{"base", base}, {"blocksize", c.blocksize}, {"codes", c.codes}, {"absmax", absmax}, {"state_maps", maps}};
 }
 
 void decode_input(const nlohmann::json& j, Optim8Case& c) {
@@ -96,6 +100,24 @@ void decode_input(const nlohmann::json& j, Optim8Case& c) {
   }
   c.codes.clear();
   c.absmax.clear();
+  c.maps.clear();
+  // Cases saved before maps were data name none: the optimizers' own maps.
+  const nlohmann::json maps = j.contains("state_maps") ? j.at("state_maps") : nlohmann::json::array();
+  if (!maps.is_array() || (!maps.empty() && maps.size() != states)) {
+    throw CaseFileError("'state_maps' must name one map per state (" + std::to_string(states) + ")");
+  }
+  for (std::size_t k = 0; k < states; ++k) {
+    try {
+      std::optional<QuantFormat> chosen;
+      if (!maps.empty()) {
+        if (!maps[k].is_string()) throw CaseFileError("'state_maps' holds map names, not " + maps[k].dump());
+        chosen = find_format(maps[k].get<std::string>()).format;
+      }
+      c.maps.push_back(state8_map(c.base.kind, static_cast<int>(k), chosen));
+    } catch (const Error& error) {
+      throw CaseFileError(std::string("'state_maps': ") + error.what());
+    }
+  }
   for (std::size_t k = 0; k < states; ++k) {
     if (!codes[k].is_array() || codes[k].size() != n) throw CaseFileError("state " + std::to_string(k) + " needs one code per element");
     std::vector<std::uint8_t> state_codes;
@@ -130,7 +152,7 @@ Optim8Result run_optim8(fixtures::Implementation& iut, const Optim8Case& c, cons
     buffers.push_back(HostTensor::buffer(DType::f32, static_cast<std::int64_t>(c.absmax[k].size())));
     if (!c.absmax[k].empty()) std::memcpy(buffers.back().bytes().data(), c.absmax[k].data(), c.absmax[k].size() * 4);
   }
-  for (std::size_t k = 0; k < c.codes.size(); ++k) states.push_back({buffers[2 * k].view(), buffers[2 * k + 1].view()});
+  for (std::size_t k = 0; k < c.codes.size(); ++k) states.push_back({buffers[2 * k].view(), buffers[2 * k + 1].view(), c.maps[k]});
   r.report = iut.optimizer8_step(b.kind, b.hyper, r.param.view(), grad.view(), states, c.blocksize, launch);
   r.param_bits = fixtures::read_logical_bits(r.param.view());
   for (std::size_t k = 0; k < c.codes.size(); ++k) {
@@ -176,7 +198,7 @@ void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
   const std::int64_t n = static_cast<std::int64_t>(b.values.size());
   const int states = t.optimizer->states;
   std::vector<const reference::FormatReference*> formats;
-  for (int k = 0; k < states; ++k) formats.push_back(&format_reference(state8_format(b.kind, k)));
+  for (int k = 0; k < states; ++k) formats.push_back(&format_reference(c.maps[static_cast<std::size_t>(k)]));
   // The kernel's fp32 inputs: dequantized states, correctly rounded products code value * absmax.
   std::vector<reference::OptimInput> inputs = b.values;
   for (std::int64_t i = 0; i < n; ++i) {

@@ -30,6 +30,7 @@ std::vector<PlannedCase> plan_cases(const PlanSelection& selection) {
   const bool by_entry = !selection.formats.empty() || !selection.optimizers.empty();
   const auto named = [&](const TargetSpec& spec) {
     const auto& names = spec.format ? selection.formats : selection.optimizers;
+    if (spec.quantized_state && selection.optimizers.empty() && selection.state_maps.any()) return true;
     return !spec.entry().empty() && std::find(names.begin(), names.end(), spec.entry()) != names.end();
   };
   std::vector<PlannedCase> plan;
@@ -41,7 +42,9 @@ std::vector<PlannedCase> plan_cases(const PlanSelection& selection) {
         if (!selects(selection.dtypes, std::string(dtype_name(spec.dtype)))) continue;
         if (by_entry && !named(spec)) continue;
         std::vector<std::int64_t> sizes = selected_block_sizes(spec, selection.block_sizes);
-        if (!sizes.empty()) plan.push_back({property, spec, std::move(sizes)});
+        TargetSpec chosen = spec;
+        if (chosen.quantized_state) chosen.state_maps = selection.state_maps;
+        if (!sizes.empty()) plan.push_back({property, chosen, std::move(sizes)});
       }
     }
   }

@@ -44,6 +44,18 @@ fixtures::HostTensor run_dequantize(fixtures::Implementation& iut, const QuantOu
   return out;
 }
 
+std::vector<DType> output_dtypes(const PropertyTarget& t, fixtures::OperationFamily family) {
+  std::vector<DType> dtypes;
+  for (const DType dtype : float_dtypes()) {
+    bool taken = true;
+    for (const fixtures::Implementation* iut : {t.iut, t.baseline}) {
+      taken = taken && (iut == nullptr || iut->declines(family, t.format->format, dtype).empty());
+    }
+    if (taken) dtypes.push_back(dtype);
+  }
+  return dtypes;
+}
+
 std::uint8_t code_at(const std::vector<std::uint8_t>& codes, std::int64_t i, int bits) {
   if (bits == 4) return (i % 2 == 0) ? static_cast<std::uint8_t>(codes[i / 2] >> 4) : static_cast<std::uint8_t>(codes[i / 2] & 0x0F);
   return codes[i];

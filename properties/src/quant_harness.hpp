@@ -41,6 +41,10 @@ void expect_untouched_outside_view(PropertyStats& stats, const fixtures::HostTen
 
 const reference::FormatReference& format_reference(QuantFormat format);
 
+// The float dtypes both implementations of the target read or write in `family` (an external
+// library may take only some).
+std::vector<DType> output_dtypes(const PropertyTarget& t, fixtures::OperationFamily family);
+
 // P7/P9 core: absmax exact, flags and report as the reference says, codes admissible, non-finite
 // blocks hold the zero code; observes the error/bound ratio of every code.
 void check_against_reference(PropertyStats& stats, const FormatEntry& format, std::int64_t blocksize,

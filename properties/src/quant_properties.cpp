@@ -67,19 +67,6 @@ LayoutCase draw_layout_case(const PropertyTarget& t, PropertyStats& stats, std::
   return c;
 }
 
-// The dequantized dtypes both implementations write (an external library may write only some).
-std::vector<DType> output_dtypes(const PropertyTarget& t) {
-  std::vector<DType> dtypes;
-  for (const DType dtype : float_dtypes()) {
-    bool taken = true;
-    for (const fixtures::Implementation* iut : {t.iut, t.baseline}) {
-      taken = taken && (iut == nullptr || iut->declines(t.format->format, dtype).empty());
-    }
-    if (taken) dtypes.push_back(dtype);
-  }
-  return dtypes;
-}
-
 std::vector<std::uint32_t> bits_of(const HostTensor& tensor) { return fixtures::read_logical_bits(tensor.view()); }
 
 // P7: absmax exact, every code admissible, dequantised values correctly rounded.
@@ -98,7 +85,7 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
     throw CaseFileError("the case holds " + std::to_string(values.size()) + " values for a shape of " + std::to_string(n) + " elements");
   }
   // Every input is drawn before anything runs: a replay that gets further than the failure needs them all.
-  const DType out_dtype = drawn<DType>(t, stats, "out_dtype", [&] { return *rc::gen::elementOf(output_dtypes(t)); });
+  const DType out_dtype = drawn<DType>(t, stats, "out_dtype", [&] { return *rc::gen::elementOf(output_dtypes(t, fixtures::OperationFamily::dequantize)); });
   HostTensor input = HostTensor::contiguous(t.dtype, shape);
   fixtures::write_logical(input.view(), values);
   const QuantOutput out = run_quantize(*t.iut, input.view(), format, t.blocksize, {}, {});
@@ -149,7 +136,7 @@ struct QuantizeFamily {
       case Metamorphic::device: c.input = draw_layout_case(t, stats, 8, nonfinite && *rc::gen::arbitrary<bool>()); break;
     }
     c.rounding = stochastic ? draw_rounding(stats, true) : StochasticRounding{};
-    c.out_dtype = *rc::gen::elementOf(output_dtypes(t));
+    c.out_dtype = *rc::gen::elementOf(output_dtypes(t, fixtures::OperationFamily::dequantize));
     c.out_layout = draw_layout(c.input.shape, false);
     c.dtype = t.dtype;
     stats.note(std::string("output ") + dtype_name(c.out_dtype) + " " + describe(c.out_layout));

@@ -66,6 +66,7 @@ const std::vector<PropertyDef>& property_catalogue() {
     sources.built = true;
     std::vector<PropertyDef> list;
     append_quant_properties(list);
+    append_dequantization_properties(list);
     append_optimizer_properties(list);
     append_optimizer8_properties(list);
     for (const auto& append : sources.appends) append(list);
@@ -142,7 +143,14 @@ PropertyTarget make_target(const PropertyDef& property, const TargetSpec& spec, 
   target.optimizer = spec.optimizer;
   target.dtype = spec.dtype;
   target.blocksize = blocksize;
+  target.state_maps = spec.state_maps;
   return target;
+}
+
+std::optional<QuantFormat> StateMaps::of_state(OptimizerKind kind, int state) const {
+  const auto& specs = optimizer_info(kind).state_specs;
+  if (state < 0 || state >= static_cast<int>(specs.size())) return std::nullopt;
+  return nonnegative_role(specs[static_cast<std::size_t>(state)].role) ? nonnegative_states : signed_states;
 }
 
 namespace {
@@ -194,10 +202,18 @@ std::string missing_family(const PropertyDef& property, const PropertyTarget& ta
   }
   for (const fixtures::Implementation* iut : {target.iut, target.baseline}) {
     if (iut == nullptr) continue;
-    const std::string reason = target.format != nullptr      ? iut->declines(target.format->format, target.dtype)
-                               : target.optimizer != nullptr ? iut->declines(target.optimizer->kind, target.dtype)
-                                                             : "";
-    if (!reason.empty()) return reason;
+    using fixtures::OperationFamily;
+    for (const auto family : families) {
+      std::string reason;
+      if (target.format != nullptr && (family == OperationFamily::quantize || family == OperationFamily::dequantize)) {
+        reason = iut->declines(family, target.format->format, target.dtype);
+      }
+      if (target.optimizer != nullptr &&
+          (family == OperationFamily::optimizer_step || family == OperationFamily::optimizer8_step)) {
+        reason = iut->declines(family, target.optimizer->kind, target.dtype);
+      }
+      if (!reason.empty()) return reason;
+    }
   }
   return "";
 }

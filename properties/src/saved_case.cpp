@@ -63,10 +63,12 @@ json saved_case_json(const SavedCase& saved) {
           {"found", saved.found},
           {"inputs", saved.recorded.inputs},
           {"input_notes", saved.recorded.notes}};
-  // A map registered at run time (read from a file) travels with the case, so that a replay in
-  // another process decides with the same values.
+  // The maps registered at run time (read from files) travel with the case, so that a replay in
+  // another process decides with the same values: the quant entry's map, or the maps an 8-bit
+  // optimizer case names for its states.
+  json maps = json::array();
   for (const auto& info : quant_formats()) {
-    if (info.builtin || info.name != saved.entry) continue;
+    if (info.builtin) continue;
     const CodeMap& map = code_map(info.format);
     json values = json::array();
     for (float value : map.values) {
@@ -74,8 +76,9 @@ json saved_case_json(const SavedCase& saved) {
       std::snprintf(text, sizeof text, "0x%08x", float_bits(value));
       values.push_back(text);
     }
-    document["code_map"] = {{"name", map.name}, {"bits", map.bits}, {"provenance", map.provenance}, {"values", values}};
+    maps.push_back({{"name", map.name}, {"bits", map.bits}, {"provenance", map.provenance}, {"values", values}});
   }
+  if (!maps.empty()) document["code_maps"] = maps;
   return document;
 }
 
@@ -85,25 +88,25 @@ namespace {
 void register_carried_map(const json& j) {
   if (!j.is_object() || !j.contains("name") || !j.contains("bits") || !j.contains("values") ||
       !j.at("name").is_string() || !j.at("bits").is_number_integer() || !j.at("values").is_array()) {
-    throw CaseFileError("'code_map' must be an object with \"name\", \"bits\" and \"values\" (fp32 bit patterns \"0x3f800000\")");
+    throw CaseFileError("a case's code map must be an object with \"name\", \"bits\" and \"values\" (fp32 bit patterns \"0x3f800000\")");
   }
   CodeMap map;
   map.name = j.at("name").get<std::string>();
   map.bits = j.at("bits").get<int>();
   map.provenance = j.contains("provenance") && j.at("provenance").is_string() ? j.at("provenance").get<std::string>()
                                                                              : "carried by a saved case";
-  if (j.at("values").size() > 256) throw CaseFileError("'code_map' holds more than 256 values");
+  if (j.at("values").size() > 256) throw CaseFileError("a case's code map holds more than 256 values");
   for (const auto& value : j.at("values")) {
     const std::string text = value.is_string() ? value.get<std::string>() : "";
     if (text.size() != 10 || text.rfind("0x", 0) != 0 || text.find_first_not_of("0123456789abcdef", 2) != std::string::npos) {
-      throw CaseFileError("'code_map' value " + value.dump() + " is not an fp32 bit pattern \"0x3f800000\"");
+      throw CaseFileError("a case's code map value " + value.dump() + " is not an fp32 bit pattern \"0x3f800000\"");
     }
     map.values.push_back(float_from_bits(static_cast<std::uint32_t>(std::stoul(text.substr(2), nullptr, 16))));
   }
   try {
     register_code_map(map);
   } catch (const Error& error) {
-    throw CaseFileError(std::string("'code_map': ") + error.what());
+    throw CaseFileError(std::string("a case's code map: ") + error.what());
   }
 }
 
@@ -135,7 +138,11 @@ SavedCase parse_saved_case(const json& j) {
   } catch (const Error& error) {
     throw CaseFileError(std::string("'implementation': ") + error.what());
   }
-  if (j.contains("code_map")) register_carried_map(j.at("code_map"));
+  if (j.contains("code_map")) register_carried_map(j.at("code_map"));  // files written before "code_maps"
+  if (j.contains("code_maps")) {
+    if (!j.at("code_maps").is_array()) throw CaseFileError("'code_maps' must be a list of maps");
+    for (const auto& map : j.at("code_maps")) register_carried_map(map);
+  }
   saved_case_property(saved);  // the property and target exist in this build
   saved_case_target(saved);
   if (j.contains("fingerprint") && j.at("fingerprint").is_string() && j.at("fingerprint").get<std::string>() != case_fingerprint(saved)) {

@@ -138,11 +138,31 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
   for (const auto& name : command.suite_names) options.suites.push_back(fixtures::parse_suite(name));  // refuses unknown ones
   if (options.suites.empty()) options.suites.assign(fixtures::kSuites.begin(), fixtures::kSuites.end());
   refuse_repeats("--map", command.maps);
+  const auto selected = [&](fixtures::Suite suite) {
+    return std::find(options.suites.begin(), options.suites.end(), suite) != options.suites.end();
+  };
   for (const auto& spec : command.maps) {
-    // A file's map is registered here, before any row runs, and selected by its name.
-    const std::string name(quant_format_info(resolve_code_map(spec)).name);
-    if (std::find(options.formats.begin(), options.formats.end(), name) == options.formats.end()) options.formats.push_back(name);
+    // A file's map is registered here, before any row runs, and selected by its name: the quant
+    // rows of that map, and the 8-bit optimizers with it as the map of the states it can hold.
+    const QuantFormat format = resolve_code_map(spec);
+    const CodeMap& map = code_map(format);
+    if (std::find(options.formats.begin(), options.formats.end(), map.name) == options.formats.end()) options.formats.push_back(map.name);
+    const bool for_states = selected(fixtures::Suite::optim8) && map.bits == 8;
+    if (!selected(fixtures::Suite::quant) && !for_states) {
+      throw UsageError("--map " + spec + ": '" + map.name + "' is a " + std::to_string(map.bits) +
+                       "-bit map and the 8-bit optimizers' states take 8-bit maps; add --suite quant to check the map itself");
+    }
+    if (!for_states) continue;
+    const bool has_negative = std::any_of(map.values.begin(), map.values.end(), [](float v) { return v < 0.0f; });
+    std::optional<QuantFormat>& slot = has_negative ? options.state_maps.signed_states : options.state_maps.nonnegative_states;
+    if (slot) {
+      throw UsageError("--map " + spec + ": the 8-bit optimizers take one map with negative values (for momenta) and one " +
+                       "without (for second moments), and '" + std::string(quant_format_info(*slot).name) +
+                       "' is already the one " + (has_negative ? "with" : "without") + "; run the other in a second check");
+    }
+    slot = format;
   }
+  options.map_specs = command.maps;
   for (const auto& id : asked.properties) {
     std::vector<std::string> ids;
     for (const auto& property : properties::property_catalogue()) ids.push_back(property.id);
@@ -216,8 +236,10 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   check->add_option("--format", command.requested.formats,
                     "only these quantization formats (suite quant; repeatable; `bitparity list` names them)");
   check->add_option("--map", command.maps,
-                    "only these code maps (suite quant; repeatable): a map's name, or a file *.json (fp32 bit "
-                    "patterns) or *.safetensors[:TENSOR] (an F32 tensor such as a state's qmap1), registered and run");
+                    "only these code maps (repeatable): a map's name, or a file *.json (fp32 bit patterns) or "
+                    "*.safetensors[:TENSOR] (an F32 tensor such as a state's qmap1), registered and run: suite quant "
+                    "checks the map, suite optim8 runs the 8-bit optimizers with it as the map of their states (one "
+                    "map with negative values for momenta, one without for second moments)");
   check->add_option("--optimizer", command.requested.optimizers,
                     "only these optimizers (suites optim32, optim8; repeatable; `bitparity list` names them)");
   check->add_option("--dtype", command.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");

@@ -38,6 +38,7 @@ std::vector<PlannedRow> plan_check(const CheckOptions& options) {
   selection.optimizers = options.optimizers;
   selection.dtypes = options.dtypes;
   selection.block_sizes = options.block_sizes;
+  selection.state_maps = options.state_maps;
   const std::vector<properties::PlannedCase> cases = properties::plan_cases(selection);
   // Each property's rows device by device, as the table reads best.
   std::vector<PlannedRow> plan;
@@ -76,6 +77,14 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
     row.format = row_format(planned.spec);
     row.dtype = dtype_name(planned.spec.dtype);
     row.device = planned.device;
+    if (planned.spec.quantized_state && planned.spec.state_maps.any()) {
+      const OptimizerKind kind = planned.spec.optimizer->kind;
+      for (int k = 0; k < planned.spec.optimizer->states; ++k) {
+        row.state_maps.emplace_back(quant_format_info(state8_map(kind, k, planned.spec.state_maps.of_state(kind, k))).name);
+      }
+      row.map_specs = options.map_specs;
+    }
+    if (planned.spec.format != nullptr && !quant_format_info(planned.spec.format->format).builtin) row.map_specs = options.map_specs;
     const std::size_t count = planned.block_sizes.size();
     for (std::size_t b = 0; b < count; ++b) {
       const std::int64_t blocksize = planned.block_sizes[b];
@@ -135,6 +144,7 @@ std::string replay_command(const CheckRow& row, std::uint64_t seed) {
   if (row.failing_block_size > 0) command += " --block-size " + std::to_string(row.failing_block_size);
   command += " --seed " + std::to_string(seed);
   if (row.replay_cases > 0) command += " --cases " + std::to_string(row.replay_cases);
+  for (const auto& spec : row.map_specs) command += " --map " + spec;
   return command;
 }
 
@@ -169,6 +179,7 @@ nlohmann::json check_row_json(const CheckRow& row, std::uint64_t seed) {
     entry["max_error_over_bound"] = format_ratio(row.max_error_over_bound);
   }
   if (row.incomplete) entry["incomplete"] = true;
+  if (!row.state_maps.empty()) entry["state_maps"] = row.state_maps;
   if (!row.not_applicable.empty()) entry["not_applicable"] = row.not_applicable;
   if (row.ill_conditioned > 0) entry["ill_conditioned"] = row.ill_conditioned;
   if (!row.passed) {

@@ -39,6 +39,11 @@ Class classify(const CheckRow& row, bool takes_strided) {
             "a code the exact nearest-code rule (with the division's rounding, ERROR_MODEL.md) does not admit"};
   }
   if (has(text, ", exact ") && has(text, " absmax ")) return {"wrong absmax", "a block's absmax is not the exact max |x|"};
+  if (has(text, "a map difference")) {
+    return {"map difference",
+            "the codes dequantize to another map's values than the declared one (the counterexample names the map and "
+            "the entries that differ)"};
+  }
   if (has(text, "dequantize vs correctly rounded")) {
     return {"dequantization not correctly rounded", "code value times absmax is not rounded once to the output dtype"};
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `bitparity check --map FILE` and `fuzz --map FILE` as a maintainer uses them: a map of their own (here an 8-bit and a
-# 4-bit ramp written as JSON bit patterns) is registered, listed by name in the rows, and every
-# quant property runs on it; a file that is not a map is refused before anything runs.
+# 4-bit ramp written as JSON bit patterns) is registered, listed by name in the rows, every quant
+# property runs on it, and the 8-bit optimizers run with the 8-bit one as their signed states' map;
+# a file that is not a map is refused before anything runs.
 set -uo pipefail
 bitparity="$1"
 work=$(mktemp -d)
@@ -16,14 +17,19 @@ PYTHON
 "$bitparity" check --map "$work/ramp8.json" --map "$work/four.json" --cases 2 --json "$work/rows.json" >"$work/out.txt" 2>&1 \
   || { cat "$work/out.txt"; fail "check on the maps failed"; }
 cat "$work/out.txt"
-python3 - "$work/rows.json" <<'PYTHON' || fail "the rows do not cover both maps"
+python3 - "$work/rows.json" <<'PYTHON' || fail "the rows do not cover both maps, and the 8-bit optimizers with ramp8"
 import json, sys
 rows = json.load(open(sys.argv[1]))["results"]
-maps = {r["format"] for r in rows}
-assert maps == {"ramp8", "ramp4"}, maps
 assert all(r["violations"] == 0 and "counterexample" not in r for r in rows)
-properties = {r["property"].split()[0] for r in rows}
-assert properties >= {"P2", "P3", "P4", "P7", "P9"}, properties
+quant = [r for r in rows if r["suite"] == "quant"]
+assert {r["format"] for r in quant} == {"ramp8", "ramp4"}, {r["format"] for r in quant}
+assert {r["property"].split()[0] for r in quant} >= {"P2", "P3", "P4", "P7", "P7d", "P9"}
+# ramp8 has negative values: the 8-bit optimizers' signed states (momenta) take it, the others keep theirs.
+optim8 = [r for r in rows if r["suite"] == "optim8"]
+assert optim8 and {r["suite"] for r in rows} == {"quant", "optim8"}, {r["suite"] for r in rows}
+adam = [r for r in optim8 if r["format"] == "adam"]
+assert adam and all(r["state_maps"] == ["ramp8", "dynamic8-unsigned"] for r in adam), adam[0].get("state_maps")
+assert {r["property"].split()[0] for r in optim8} >= {"P1q", "P2q", "P3q", "P4q", "P9q"}
 PYTHON
 echo "== fuzz on the map: a failure's case carries the map, and replays in a fresh process"
 "$bitparity" fuzz --map "$work/four.json" --implementation mutant:midpoint-one-ulp-high --budget 60s --jobs 2 \
@@ -35,7 +41,8 @@ case_file=$(ls "$work"/corpus/cases/*ramp4*.json | head -1)
 python3 - "$case_file" <<'PYTHON' || fail "the case does not carry the map"
 import json, sys
 c = json.load(open(sys.argv[1]))
-assert c["entry"] == "ramp4" and c["code_map"]["name"] == "ramp4" and len(c["code_map"]["values"]) == 16, c.get("code_map")
+maps = {m["name"]: m for m in c["code_maps"]}
+assert c["entry"] == "ramp4" and len(maps["ramp4"]["values"]) == 16, c.get("code_maps")
 PYTHON
 "$bitparity" replay "$case_file" >"$work/replay.txt" 2>&1 || { cat "$work/replay.txt"; fail "the case no longer kills its mutant"; }
 "$bitparity" replay --implementation cpu "$case_file" >"$work/replay-cpu.txt" 2>&1 \
@@ -43,9 +50,10 @@ PYTHON
 python3 - "$case_file" "$work/clash.json" <<'PYTHON'
 import json, sys
 c = json.load(open(sys.argv[1]))
-c["code_map"]["values"][0] = "0xbf700000"  # another map under the same name
+ramp4 = [m for m in c["code_maps"] if m["name"] == "ramp4"][0]
+ramp4["values"][0] = "0xbf700000"  # another map under the same name
 c.pop("fingerprint")
-c["entry"] = c["code_map"]["name"] = "nf4"
+c["entry"] = ramp4["name"] = "nf4"
 json.dump(c, open(sys.argv[2], "w"))
 PYTHON
 "$bitparity" replay "$work/clash.json" >"$work/clash.txt" 2>&1
@@ -53,6 +61,22 @@ code=$?
 cat "$work/clash.txt"
 [ "$code" -eq 2 ] || fail "a case whose map clashes with nf4 was not refused with exit 2 (exit $code)"
 grep -q "already registered with other values" "$work/clash.txt" || fail "the clash is not explained"
+
+echo "== fuzz an 8-bit optimizer whose momenta take the map: the case names it and carries it"
+"$bitparity" fuzz --suite optim8 --optimizer adam --map "$work/ramp8.json" --implementation mutant:optim8-round-toward-zero \
+  --budget 60s --jobs 2 --stop-on-failure --corpus "$work/corpus8" --log-every 3600 >"$work/fuzz8.txt" 2>&1
+code=$?
+[ "$code" -eq 1 ] || { cat "$work/fuzz8.txt"; fail "fuzzing the round-toward-zero mutant with ramp8 states did not fail (exit $code)"; }
+case8=$(ls "$work"/corpus8/cases/*.json | head -1)
+python3 - "$case8" <<'PYTHON' || fail "the 8-bit case does not name and carry ramp8"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["inputs"]["case"]["state_maps"] == ["ramp8", "dynamic8-unsigned"], c["inputs"]["case"].get("state_maps")
+assert [m["name"] for m in c["code_maps"]] == ["ramp8"], c.get("code_maps")
+PYTHON
+"$bitparity" replay "$case8" >"$work/replay8.txt" 2>&1 || { cat "$work/replay8.txt"; fail "the 8-bit case no longer kills its mutant"; }
+"$bitparity" replay --implementation cpu "$case8" >"$work/replay8-cpu.txt" 2>&1 \
+  || { cat "$work/replay8-cpu.txt"; fail "the 8-bit case does not hold on cpu"; }
 
 echo '[1, 2, 3]' >"$work/short.json"
 "$bitparity" check --map "$work/short.json" --json "$work/none.json" >"$work/refused.txt" 2>&1

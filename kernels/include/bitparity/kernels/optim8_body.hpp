@@ -14,7 +14,8 @@ struct Optimizer8Params {
   OptimizerParams base;                 // param, grad, scalars; base.state unused
   std::uint8_t* codes[3] = {nullptr, nullptr, nullptr};
   float* absmax[3] = {nullptr, nullptr, nullptr};
-  std::uint8_t table_of_state[3] = {0, 0, 0};  // index into tables: 0 signed, 1 unsigned
+  // The map of each state; the launchers pass their tables in this order (tables[k] for state k).
+  QuantFormat state_format[3] = {QuantFormat::dynamic8_signed, QuantFormat::dynamic8_signed, QuantFormat::dynamic8_signed};
   std::int64_t blocksize = 256;
 };
 
@@ -36,7 +37,7 @@ BP_HD ElementValues optim8_element(const Optimizer8Params& p, const CodeTable* t
   ElementValues e;
   e.p = load_as_float(p.base.param, p.base.param_dtype, p.base.param_index.storage(i));
   e.g = load_as_float(p.base.grad, p.base.grad_dtype, p.base.grad_index.storage(i));
-  for (int k = 0; k < states; ++k) e.s[k] = dequantize_state(tables[p.table_of_state[k]], p.codes[k][i], old_absmax[k]);
+  for (int k = 0; k < states; ++k) e.s[k] = dequantize_state(tables[k], p.codes[k][i], old_absmax[k]);
   optimizer_element_of<K>(p.base.s, e);
   return e;
 }
@@ -48,7 +49,7 @@ BP_HD void optim8_store(const Optimizer8Params& p, const CodeTable* tables, cons
   constexpr int states = state_count(K);
   store_computed_float(p.base.param, p.base.param_dtype, p.base.param_index.storage(i), e.p);
   for (int k = 0; k < states; ++k) {
-    const CodeTable& table = tables[p.table_of_state[k]];
+    const CodeTable& table = tables[k];
     p.codes[k][i] = nonfinite[k] ? table.zero_code
                                  : table.sorted_codes[nearest_sorted_index(table, normalize(e.s[k], new_absmax[k]))];
   }

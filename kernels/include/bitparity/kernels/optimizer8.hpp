@@ -3,6 +3,7 @@
 // one byte per element (signed dynamic map for momenta, unsigned for second moments) and one fp32
 // absmax per block of `blocksize` logical elements.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "bitparity/kernels/optimizer.hpp"
@@ -13,10 +14,16 @@ namespace bitparity {
 struct QuantizedState {
   TensorView codes;   // contiguous u8 buffer, one code per logical element of the parameter
   TensorView absmax;  // contiguous f32 buffer, one per block
+  // The 8-bit map the codes index; empty: the optimizer's own map for the state (state8_format).
+  // A checkpoint's qmap1/qmap2, or the maps bitsandbytes builds on x86 (the fused variants).
+  std::optional<QuantFormat> map{};
 };
 
-// Which map stores state k of an optimizer (throws for optimizers without an 8-bit variant).
+// Which map stores state k of an optimizer by default (throws for optimizers without an 8-bit variant).
 QuantFormat state8_format(OptimizerKind kind, int state);
+// The map of state k: `chosen` when given, else the default. Throws Error when `chosen` cannot hold
+// the state: a map that is not 8-bit, or one with no negative values for a state that has them.
+QuantFormat state8_map(OptimizerKind kind, int state, const std::optional<QuantFormat>& chosen);
 bool has_8bit_variant(OptimizerKind kind);
 
 struct Step8Report {

@@ -79,6 +79,13 @@ struct ValuesInput {
 nlohmann::json encode_input(const ValuesInput& value);
 void decode_input(const nlohmann::json& json, ValuesInput& value);
 
+// Codes of a quantized tensor, one per element in logical order (unpacked, whatever the map's width).
+struct CodesInput {
+  std::vector<std::int64_t> codes;
+};
+nlohmann::json encode_input(const CodesInput& value);
+void decode_input(const nlohmann::json& json, CodesInput& value);
+
 // An optimizer and its hyperparameters: step, grad_scale, maximize, max_unorm and every
 // hyperparameter the optimizer's descriptor names, by name.
 struct HyperInput {

@@ -50,6 +50,10 @@ Layout contiguous_layout(const std::vector<std::int64_t>& sizes);
 // after another in storage. `sizes[dim]` must be a multiple of k.
 Layout chunk_gather_layout(const std::vector<std::int64_t>& sizes, int dim, std::int64_t k);
 ValueRecipe draw_values(bool nonfinite);
+// A block's absmax as any implementation may be handed one: an fp32 value with a full mantissa
+// (an 8-bit optimizer state's), one of a 16-bit input dtype's values, a power of two, a subnormal,
+// zero, or one so large that code * absmax overflows the output dtype.
+float draw_block_absmax(DType input_dtype);
 LaunchConfig draw_launch();
 
 // n values in logical order, each exactly representable in dtype, built per block of `blocksize`

@@ -20,6 +20,9 @@ struct PlanSelection {
   std::vector<std::string> optimizers;  // optimizers (targets of optim32 and optim8); conversions have neither
   std::vector<std::string> dtypes;   // f32, f16, bf16
   std::vector<std::int64_t> block_sizes;
+  // Maps for the 8-bit optimizers' states; giving any selects the optim8 targets as naming their
+  // optimizers would (`--map X` runs the quant rows of X and the 8-bit optimizers with X).
+  StateMaps state_maps;
 };
 
 struct PlannedCase {

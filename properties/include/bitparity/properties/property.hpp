@@ -19,6 +19,16 @@ namespace bitparity::properties {
 
 class CaseTape;
 
+// The 8-bit maps the optim8 suite's states take instead of the optimizers' own (`--map`, such as a
+// checkpoint's qmap1/qmap2): one with negative values for the states that can be negative, one
+// without for the non-negative states (second moments).
+struct StateMaps {
+  std::optional<QuantFormat> signed_states, nonnegative_states;
+  // The map chosen for state k of `kind`, or empty: the optimizer's own.
+  std::optional<QuantFormat> of_state(OptimizerKind kind, int state) const;
+  bool any() const { return signed_states.has_value() || nonnegative_states.has_value(); }
+};
+
 struct PropertyTarget {
   fixtures::Implementation* iut = nullptr;
   fixtures::Implementation* baseline = nullptr;  // P5: the implementation to agree with (cpu)
@@ -33,6 +43,7 @@ struct PropertyTarget {
   CaseTape* tape = nullptr;
   // Multiplies the largest sizes properties draw: the fuzzer grows cases as its rounds go by.
   std::int64_t size_scale = 1;
+  StateMaps state_maps{};  // optim8: the states' maps
   bool past_deadline() const { return std::chrono::steady_clock::now() >= deadline || (cancelled && cancelled()); }
 };
 
@@ -164,6 +175,7 @@ struct TargetSpec {
   const OptimizerEntry* optimizer = nullptr;
   DType dtype = DType::f32;
   bool quantized_state = false;  // optim8: 8-bit blockwise states, block sizes of the dynamic maps
+  StateMaps state_maps{};        // optim8: maps chosen for the states (empty: the optimizers' own)
   std::string label() const;
   std::string entry() const;  // the registry entry: format or optimizer name ("" for conversions)
   std::vector<std::int64_t> block_sizes() const;  // {0} when the target has no blocks  // "nf4/bf16" or "f16"
@@ -176,6 +188,7 @@ PropertyTarget make_target(const PropertyDef& property, const TargetSpec& spec, 
 
 // The property definitions, one file each family.
 void append_quant_properties(std::vector<PropertyDef>& catalogue);
+void append_dequantization_properties(std::vector<PropertyDef>& catalogue);
 void append_conversion_properties(std::vector<PropertyDef>& catalogue);
 void append_optimizer_properties(std::vector<PropertyDef>& catalogue);
 void append_optimizer8_properties(std::vector<PropertyDef>& catalogue);

@@ -25,6 +25,8 @@ struct CheckOptions {
   int cases_per_block_size = 3;
   std::uint64_t seed = 1;
   bool verbose = false;
+  properties::StateMaps state_maps;    // --map for the 8-bit optimizers' states
+  std::vector<std::string> map_specs;  // --map as given (names or files): replays need them
 };
 
 struct PlannedRow {
@@ -46,6 +48,8 @@ struct CheckRow {
   std::string not_applicable;  // why the device's implementation cannot run the row ("" when it ran)
   std::string counterexample;
   std::int64_t failing_block_size = 0, replay_cases = 0;
+  std::vector<std::string> state_maps;  // optim8: the map of each state, when --map chose them
+  std::vector<std::string> map_specs;   // the --map arguments its replay needs
 };
 
 // The rows a selection runs, in order; empty when nothing matches.

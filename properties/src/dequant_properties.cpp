@@ -1,0 +1,180 @@
+// P7d: dequantize alone, on codes and block absmax values no quantizer had to produce: every code
+// of the map, fp32 absmax with a full mantissa (as 8-bit optimizer states hold), subnormal, zero
+// and overflowing ones. It needs only the dequantize family, so a library that offers no quantize
+// for a map (bitsandbytes' 4-bit CPU functions) is still checked, and its failures are explained.
+#include <rapidcheck.h>
+
+#include <random>
+#include <sstream>
+
+#include "bitparity/kernels/code_map.hpp"
+#include "bitparity/kernels/convert.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/case_tape.hpp"
+#include "bitparity/properties/generators.hpp"
+#include "bitparity/properties/show.hpp"
+#include "bitparity/reference/rounding.hpp"
+#include "quant_harness.hpp"
+
+namespace bitparity::properties {
+
+namespace {
+
+struct DrawnBlocks {
+  std::vector<std::int64_t> codes;  // one per element, by logical index
+  std::vector<float> absmax;        // one per block
+};
+
+// Codes from a drawn seed: every code of the map, and one block in six holds a single code
+// throughout (a constant block, the largest code's overflow, code 8 of fp4 everywhere).
+std::vector<std::int64_t> synthesize_codes(std::uint64_t seed, std::int64_t n, std::int64_t blocksize, int bits) {
+  std::mt19937_64 random(seed);
+  const auto code_count = static_cast<std::uint64_t>(1) << bits;
+  std::vector<std::int64_t> codes(static_cast<std::size_t>(n));
+  for (std::int64_t begin = 0; begin < n; begin += blocksize) {
+    const bool constant = random() % 6 == 0;
+    const auto fixed = static_cast<std::int64_t>(random() % code_count);
+    for (std::int64_t i = begin; i < std::min(n, begin + blocksize); ++i) {
+      codes[static_cast<std::size_t>(i)] = constant ? fixed : static_cast<std::int64_t>(random() % code_count);
+    }
+  }
+  return codes;
+}
+
+std::vector<std::uint8_t> packed(const std::vector<std::int64_t>& codes, int bits) {
+  if (bits == 8) return {codes.begin(), codes.end()};
+  std::vector<std::uint8_t> bytes((codes.size() + 1) / 2, 0);
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    bytes[i / 2] |= static_cast<std::uint8_t>(i % 2 == 0 ? codes[i] << 4 : codes[i]);
+  }
+  return bytes;
+}
+
+// An absmax that puts `code_value * absmax` within one fp32 rounding of a tie of the 16-bit dtype
+// (a value halfway between two of its neighbours): there one rounding and two (to fp32 first)
+// differ, which random absmax values reach once in 2^13 (f16) to 2^16 (bf16) elements.
+float absmax_near_tie(float code_value, DType dtype) {
+  const int mantissa_bits = dtype == DType::bf16 ? 7 : 10;
+  const double q = round_to_dtype(std::ldexp(1.0 + *rc::gen::inRange<std::uint32_t>(0, 1u << 23) * 0x1p-23,
+                                             *rc::gen::inRange(-14, 15)), dtype);
+  int exponent = 0;
+  std::frexp(q, &exponent);
+  const double tie = q + std::ldexp(1.0, exponent - 1 - mantissa_bits - 1);
+  return static_cast<float>(tie / std::fabs(static_cast<double>(code_value)));
+}
+
+// What the differing outputs are, when something simple explains all of them: the product rounded
+// to fp32 before the output dtype (two roundings), another registered map of the same width (a map
+// difference), or a zero of the other sign. Two roundings is tried first: on a coarse output grid
+// a neighbouring map's values can round to the same outputs by coincidence.
+std::string explanation(const FormatEntry& format, const std::vector<std::uint8_t>& codes, const std::vector<float>& absmax,
+                        std::int64_t blocksize, DType dtype, const std::vector<std::uint32_t>& expected,
+                        const std::vector<std::uint32_t>& actual) {
+  const reference::FormatReference& ref = format_reference(format.format);
+  bool twice = dtype != DType::f32, zero_sign = true;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] == actual[i]) continue;
+    const float product = static_cast<float>(ref.code_value(codes[i]) * static_cast<double>(absmax[i / blocksize]));
+    twice = twice && reference::correctly_rounded_bits(product, dtype) == actual[i];
+    const std::uint32_t sign = dtype == DType::f32 ? 0x80000000u : 0x8000u;
+    zero_sign = zero_sign && (expected[i] & ~sign) == 0 && (actual[i] & ~sign) == 0;
+  }
+  if (twice) {
+    return std::string("; every differing output is the product rounded to fp32 first, then to ") + dtype_name(dtype) +
+           " (two roundings)";
+  }
+  for (const FormatEntry& other : quant_registry()) {
+    if (other.bits != format.bits || other.format == format.format) continue;
+    if (reference::reference_dequantize(codes, absmax, format_reference(other.format), blocksize, dtype) != actual) continue;
+    const CodeMap& mine = code_map(format.format);
+    const CodeMap& theirs = code_map(other.format);
+    std::int64_t entries = 0;
+    std::size_t first = 0;
+    for (std::size_t c = 0; c < mine.values.size(); ++c) {
+      if (float_bits(mine.values[c]) != float_bits(theirs.values[c]) && entries++ == 0) first = c;
+    }
+    std::ostringstream text;
+    text << "; a map difference: every output is what map '" << other.name << "' gives, which differs from '"
+         << format.name << "' in " << entries << " entries (code " << first << ": " << show_float(theirs.values[first])
+         << " there, " << show_float(mine.values[first]) << " here)";
+    return text.str();
+  }
+  if (zero_sign) return "; only the sign of zero differs: the map's zero code has the other sign in the library (a map difference)";
+  return "";
+}
+
+void dequantization(const PropertyTarget& t, PropertyStats& stats) {
+  const FormatEntry& format = *t.format;
+  const auto shape = drawn<std::vector<std::int64_t>>(t, stats, "shape", [&] {
+    return draw_shape(draw_numel(t.blocksize, 4 * t.size_scale, true), 4);
+  });
+  std::int64_t n = 1;
+  for (const auto size : shape) n *= size;
+  const std::int64_t blocks = block_count(n, t.blocksize);
+  const std::vector<std::int64_t> codes = drawn<CodesInput>(t, stats, "codes", [&] {
+    return CodesInput{synthesize_codes(*rc::gen::arbitrary<std::uint64_t>(), n, t.blocksize, format.bits)};
+  }).codes;
+  if (static_cast<std::int64_t>(codes.size()) != n) {
+    throw CaseFileError("the case holds " + std::to_string(codes.size()) + " codes; its shape needs " + std::to_string(n));
+  }
+  for (const auto code : codes) {
+    if (code < 0 || code >= (1 << format.bits)) {
+      throw CaseFileError("code " + std::to_string(code) + " is not a " + std::to_string(format.bits) + "-bit code");
+    }
+  }
+  const DType out_dtype = t.dtype;  // the target's dtype is the one dequantize writes: one row per output dtype
+  const CodeMap& map = code_map(format.format);
+  const std::vector<float> absmax = drawn<ValuesInput>(t, stats, "absmax", [&] {
+    ValuesInput input{DType::f32, {}};
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const float first_value = map.values[static_cast<std::size_t>(codes[static_cast<std::size_t>(b * t.blocksize)])];
+      const bool near_tie = out_dtype != DType::f32 && first_value != 0.0f && *rc::gen::weightedElement<bool>({{1, true}, {2, false}});
+      input.values.push_back(near_tie ? absmax_near_tie(first_value, out_dtype) : draw_block_absmax(t.dtype));
+    }
+    return input;
+  }).values;
+  if (static_cast<std::int64_t>(absmax.size()) != blocks) {
+    throw CaseFileError("the case holds " + std::to_string(absmax.size()) + " absmax values; its shape needs " +
+                        std::to_string(blocks));
+  }
+  for (const float a : absmax) {
+    if (!(a >= 0.0f) || !std::isfinite(a)) throw CaseFileError("a block absmax must be finite and >= 0, not " + show_float(a));
+  }
+
+  QuantOutput quantized;
+  quantized.codes = packed(codes, format.bits);
+  quantized.absmax = absmax;
+  const fixtures::HostTensor out = run_dequantize(*t.iut, quantized, format, t.blocksize, out_dtype, contiguous_layout(shape), {});
+  const std::vector<std::uint8_t> code_bytes(codes.begin(), codes.end());
+  const auto expected = [&] {
+    const ReferenceTimer timer(stats);
+    return reference::reference_dequantize(code_bytes, absmax, format_reference(format.format), t.blocksize, out_dtype);
+  }();
+  const std::vector<std::uint32_t> actual = fixtures::read_logical_bits(out.view());
+  std::int64_t differing = 0, first = -1;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] != actual[i] && differing++ == 0) first = static_cast<std::int64_t>(i);
+  }
+  if (differing > 0) {
+    const auto f = static_cast<std::size_t>(first);
+    std::ostringstream text;
+    text << "dequantize vs correctly rounded code*absmax: " << differing << " of " << n << " elements differ; first: element "
+         << first << ", code " << codes[f] << " (" << show_float(code_map(format.format).values[codes[f]]) << ") times absmax "
+         << show_float(absmax[f / t.blocksize]) << " gives " << show_bits(actual[f], out_dtype) << ", correctly rounded "
+         << show_bits(expected[f], out_dtype)
+         << explanation(format, code_bytes, absmax, t.blocksize, out_dtype, expected, actual);
+    report_violation(stats, differing, text.str());
+  }
+  stats.pass_case(n);
+}
+
+}  // namespace
+
+void append_dequantization_properties(std::vector<PropertyDef>& catalogue) {
+  catalogue.push_back({"P7d", "dequantization", fixtures::Suite::quant,
+                       "any codes and any block absmax (full fp32 mantissas, subnormal, zero, overflowing) dequantize "
+                       "to code value * absmax rounded once",
+                       false, false, dequantization, {fixtures::OperationFamily::dequantize}});
+}
+
+}  // namespace bitparity::properties
