@@ -62,6 +62,14 @@ CodeTable build_table(const CodeMap& map) {
       throw Error(ErrorCode::invalid_argument, prefix + "code " + std::to_string(code) +
                                                    " is not finite; every code needs a finite fp32 value");
     }
+    // Codes scale the block absmax: a value beyond +-1 is never the nearest to x/absmax in [-1, 1],
+    // and value * absmax could leave fp32's range.
+    if (std::fabs(values[code]) > 1.0f) {
+      throw Error(ErrorCode::invalid_argument, prefix + "code " + std::to_string(code) + " is " +
+                                                   std::to_string(values[code]) +
+                                                   "; codes scale the block absmax, so every value lies in [-1, 1] "
+                                                   "(divide the map by its largest magnitude)");
+    }
   }
   std::vector<int> order(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) order[i] = static_cast<int>(i);

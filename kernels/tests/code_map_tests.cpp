@@ -100,8 +100,11 @@ TEST(CodeMaps, BadMapsAreRefusedWithTheFix) {
   map.values[7] = -0.0f;
   EXPECT_NE(refusal(map).find("+0.0"), std::string::npos);
   map = ramp_map("test-far-apart");
-  map.values[15] = 1e30f;
+  map.values[8] = 1e-30f;  // between 0 and its upper neighbour, 2^70 times smaller than it
   EXPECT_NE(refusal(map).find("too far apart"), std::string::npos);
+  map = ramp_map("test-beyond-one");
+  map.values[15] = 2.0f;
+  EXPECT_NE(refusal(map).find("every value lies in [-1, 1]"), std::string::npos);
   map = ramp_map("test-bits");
   map.bits = 6;
   EXPECT_NE(refusal(map).find("use 8"), std::string::npos);

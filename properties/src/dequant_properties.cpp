@@ -4,6 +4,8 @@
 // for a map (bitsandbytes' 4-bit CPU functions) is still checked, and its failures are explained.
 #include <rapidcheck.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -60,7 +62,9 @@ float absmax_near_tie(float code_value, DType dtype) {
   int exponent = 0;
   std::frexp(q, &exponent);
   const double tie = q + std::ldexp(1.0, exponent - 1 - mantissa_bits - 1);
-  return static_cast<float>(tie / std::fabs(static_cast<double>(code_value)));
+  const double absmax = tie / std::fabs(static_cast<double>(code_value));
+  // A tiny code value (a map of the user's) may need an absmax beyond fp32: no tie is reachable.
+  return absmax <= std::numeric_limits<float>::max() ? static_cast<float>(absmax) : draw_block_absmax(dtype);
 }
 
 // What the differing outputs are, when something simple explains all of them: the product rounded

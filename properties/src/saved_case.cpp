@@ -63,12 +63,19 @@ json saved_case_json(const SavedCase& saved) {
           {"found", saved.found},
           {"inputs", saved.recorded.inputs},
           {"input_notes", saved.recorded.notes}};
-  // The maps registered at run time (read from files) travel with the case, so that a replay in
-  // another process decides with the same values: the quant entry's map, or the maps an 8-bit
-  // optimizer case names for its states.
+  // The maps registered at run time (read from files) that the case uses travel with it, so that a
+  // replay in another process decides with the same values: the quant entry's map, or the maps an
+  // 8-bit optimizer case names for its states.
+  std::vector<std::string> used = {saved.entry};
+  const json& inputs = saved.recorded.inputs;
+  if (inputs.contains("case") && inputs.at("case").is_object() && inputs.at("case").contains("state_maps")) {
+    for (const auto& name : inputs.at("case").at("state_maps")) {
+      if (name.is_string()) used.push_back(name.get<std::string>());
+    }
+  }
   json maps = json::array();
   for (const auto& info : quant_formats()) {
-    if (info.builtin) continue;
+    if (info.builtin || std::find(used.begin(), used.end(), info.name) == used.end()) continue;
     const CodeMap& map = code_map(info.format);
     json values = json::array();
     for (float value : map.values) {

@@ -141,12 +141,21 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
   const auto selected = [&](fixtures::Suite suite) {
     return std::find(options.suites.begin(), options.suites.end(), suite) != options.suites.end();
   };
+  // Named suites, or all of them by default: optim8 then takes the 8-bit maps as its states' maps
+  // only where that is unambiguous (one map with negative values, one without).
+  const bool suites_named = !command.suite_names.empty();
+  bool ambiguous = false;
   for (const auto& spec : command.maps) {
     // A file's map is registered here, before any row runs, and selected by its name: the quant
     // rows of that map, and the 8-bit optimizers with it as the map of the states it can hold.
     const QuantFormat format = resolve_code_map(spec);
     const CodeMap& map = code_map(format);
     if (std::find(options.formats.begin(), options.formats.end(), map.name) == options.formats.end()) options.formats.push_back(map.name);
+    options.map_spec_of[map.name] = spec;
+    if (!selected(fixtures::Suite::quant) && !selected(fixtures::Suite::optim8)) {
+      throw UsageError("--map " + spec + ": maps are for suite quant (the map is checked) and optim8 (the 8-bit states "
+                       "take it); add --suite quant or optim8");
+    }
     const bool for_states = selected(fixtures::Suite::optim8) && map.bits == 8;
     if (!selected(fixtures::Suite::quant) && !for_states) {
       throw UsageError("--map " + spec + ": '" + map.name + "' is a " + std::to_string(map.bits) +
@@ -155,14 +164,15 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
     if (!for_states) continue;
     const bool has_negative = std::any_of(map.values.begin(), map.values.end(), [](float v) { return v < 0.0f; });
     std::optional<QuantFormat>& slot = has_negative ? options.state_maps.signed_states : options.state_maps.nonnegative_states;
-    if (slot) {
+    if (slot && suites_named) {
       throw UsageError("--map " + spec + ": the 8-bit optimizers take one map with negative values (for momenta) and one " +
                        "without (for second moments), and '" + std::string(quant_format_info(*slot).name) +
                        "' is already the one " + (has_negative ? "with" : "without") + "; run the other in a second check");
     }
+    ambiguous = ambiguous || slot.has_value();
     slot = format;
   }
-  options.map_specs = command.maps;
+  if (ambiguous) options.state_maps = {};  // several candidates and optim8 not named: the maps are checked in quant only
   for (const auto& id : asked.properties) {
     std::vector<std::string> ids;
     for (const auto& property : properties::property_catalogue()) ids.push_back(property.id);
@@ -239,7 +249,8 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
                     "only these code maps (repeatable): a map's name, or a file *.json (fp32 bit patterns) or "
                     "*.safetensors[:TENSOR] (an F32 tensor such as a state's qmap1), registered and run: suite quant "
                     "checks the map, suite optim8 runs the 8-bit optimizers with it as the map of their states (one "
-                    "map with negative values for momenta, one without for second moments)");
+                    "map with negative values for momenta, one without for second moments; without --suite only "
+                    "where the maps say that unambiguously)");
   check->add_option("--optimizer", command.requested.optimizers,
                     "only these optimizers (suites optim32, optim8; repeatable; `bitparity list` names them)");
   check->add_option("--dtype", command.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");

@@ -77,14 +77,23 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
     row.format = row_format(planned.spec);
     row.dtype = dtype_name(planned.spec.dtype);
     row.device = planned.device;
+    // The --map arguments a replay of this row needs: those of the maps it uses.
+    const auto needs_map = [&](const std::string& name) {
+      const auto spec = options.map_spec_of.find(name);
+      if (spec != options.map_spec_of.end() &&
+          std::find(row.map_specs.begin(), row.map_specs.end(), spec->second) == row.map_specs.end()) {
+        row.map_specs.push_back(spec->second);
+      }
+    };
     if (planned.spec.quantized_state && planned.spec.state_maps.any()) {
       const OptimizerKind kind = planned.spec.optimizer->kind;
       for (int k = 0; k < planned.spec.optimizer->states; ++k) {
-        row.state_maps.emplace_back(quant_format_info(state8_map(kind, k, planned.spec.state_maps.of_state(kind, k))).name);
+        const std::optional<QuantFormat> chosen = planned.spec.state_maps.of_state(kind, k);
+        row.state_maps.emplace_back(quant_format_info(state8_map(kind, k, chosen)).name);
+        if (chosen) needs_map(row.state_maps.back());
       }
-      row.map_specs = options.map_specs;
     }
-    if (planned.spec.format != nullptr && !quant_format_info(planned.spec.format->format).builtin) row.map_specs = options.map_specs;
+    if (planned.spec.format != nullptr) needs_map(planned.spec.format->name);
     const std::size_t count = planned.block_sizes.size();
     for (std::size_t b = 0; b < count; ++b) {
       const std::int64_t blocksize = planned.block_sizes[b];

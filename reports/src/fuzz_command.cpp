@@ -211,7 +211,10 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
   fuzz->add_option("--suite", s.suite_names, "quant, optim32, optim8 or conversions (repeatable; default all)");
   fuzz->add_option("--property", s.requested.properties, "only these property ids (repeatable)");
   fuzz->add_option("--format", s.requested.formats, "only these quantization formats (repeatable)");
-  fuzz->add_option("--map", s.maps, "only these code maps: a name, FILE.json or FILE.safetensors[:TENSOR] (repeatable)");
+  fuzz->add_option("--map", s.maps,
+                   "only these code maps: a name, FILE.json or FILE.safetensors[:TENSOR] (repeatable); an 8-bit one is "
+                   "also the map of the 8-bit optimizers' states (one with negative values for momenta, one without for "
+                   "second moments)");
   fuzz->add_option("--optimizer", s.requested.optimizers, "only these optimizers (repeatable)");
   fuzz->add_option("--dtype", s.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
   fuzz->add_option("--block-size", s.requested.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));

@@ -62,8 +62,9 @@ cat "$work/clash.txt"
 [ "$code" -eq 2 ] || fail "a case whose map clashes with nf4 was not refused with exit 2 (exit $code)"
 grep -q "already registered with other values" "$work/clash.txt" || fail "the clash is not explained"
 
-echo "== fuzz an 8-bit optimizer whose momenta take the map: the case names it and carries it"
-"$bitparity" fuzz --suite optim8 --optimizer adam --map "$work/ramp8.json" --implementation mutant:optim8-round-toward-zero \
+echo "== fuzz an 8-bit optimizer whose momenta take the map: the case names it and carries it (and no unused map)"
+"$bitparity" fuzz --suite quant optim8 --optimizer adam --map "$work/ramp8.json" --map "$work/four.json" \
+  --implementation mutant:optim8-round-toward-zero \
   --budget 60s --jobs 2 --stop-on-failure --corpus "$work/corpus8" --log-every 3600 >"$work/fuzz8.txt" 2>&1
 code=$?
 [ "$code" -eq 1 ] || { cat "$work/fuzz8.txt"; fail "fuzzing the round-toward-zero mutant with ramp8 states did not fail (exit $code)"; }

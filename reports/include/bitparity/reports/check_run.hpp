@@ -3,6 +3,7 @@
 // size of the row, and renders the rows as a table and as JSON.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,8 @@ struct CheckOptions {
   std::uint64_t seed = 1;
   bool verbose = false;
   properties::StateMaps state_maps;    // --map for the 8-bit optimizers' states
-  std::vector<std::string> map_specs;  // --map as given (names or files): replays need them
+  // --map as given (a name or a file) by the name of the map it registered: replays need them.
+  std::map<std::string, std::string> map_spec_of;
 };
 
 struct PlannedRow {
@@ -49,7 +51,7 @@ struct CheckRow {
   std::string counterexample;
   std::int64_t failing_block_size = 0, replay_cases = 0;
   std::vector<std::string> state_maps;  // optim8: the map of each state, when --map chose them
-  std::vector<std::string> map_specs;   // the --map arguments its replay needs
+  std::vector<std::string> map_specs;   // the --map arguments its replay needs (its own maps')
 };
 
 // The rows a selection runs, in order; empty when nothing matches.
