@@ -1,5 +1,6 @@
 #include "bitparity/distributed/checkpoint.hpp"
 
+#include <algorithm>
 #include <boost/crc.hpp>
 #include <charconv>
 #include <exception>
@@ -11,6 +12,7 @@
 
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/fixtures/atomic_file.hpp"
+#include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 
@@ -136,14 +138,72 @@ json json_of(const Metadata& metadata, const std::string& key, const std::string
   }
 }
 
-json code_maps_json(OptimizerKind kind, int states) {
-  json maps = json::object();
+json code_maps_json(OptimizerKind kind, const StateMaps& maps) {
+  json values = json::object();
   const auto names = state_names(kind);
-  for (int k = 0; k < states; ++k) {
-    const CodeTable& table = code_table(state8_format(kind, k));
-    maps[std::string(names[static_cast<std::size_t>(k)])] = std::vector<float>(table.code_values, table.code_values + 256);
+  for (int k = 0; k < optimizer_info(kind).states; ++k) {
+    values[std::string(names[static_cast<std::size_t>(k)])] = code_map(state8_map(kind, k, maps.of_state(kind, k))).values;
+  }
+  return values;
+}
+
+// The maps a checkpoint's 8-bit states were written with, as the maps a loading optimizer takes (as
+// bitsandbytes restores qmap1/qmap2 with the state): a registered map with the same values, or the
+// values registered as "checkpoint-map-CRC". Empty where a state's map is its optimizer's own.
+StateMaps checkpoint_state_maps(const SafetensorsFile& file, OptimizerKind kind, const std::string& path) {
+  const json stored = json_of(file.metadata, "code_maps", path);
+  if (!stored.is_object()) refuse(path, "\"code_maps\" is not an object of state name to 256 fp32 values");
+  const auto names = state_names(kind);
+  for (const auto& [name, values] : stored.items()) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      refuse(path, "\"code_maps\" names a state \"" + name + "\" that " + std::string(optimizer_info(kind).name) + " does not have");
+    }
+  }
+  StateMaps maps;
+  std::optional<QuantFormat> chosen[2];  // by sign: signed, non-negative
+  for (int k = 0; k < optimizer_info(kind).states; ++k) {
+    const std::string name(names[static_cast<std::size_t>(k)]);
+    if (!stored.contains(name)) refuse(path, "\"code_maps\" has no map for state \"" + name + "\"");
+    const json& list = stored.at(name);
+    std::vector<float> values;
+    for (const json& v : list.is_array() ? list : json::array()) {
+      const float f = v.is_number() ? static_cast<float>(v.get<double>()) : 0.0f;
+      if (!v.is_number() || static_cast<double>(f) != v.get<double>()) {
+        refuse(path, "the code map of state \"" + name + "\" holds " + v.dump() + ", not an fp32 value");
+      }
+      values.push_back(f);
+    }
+    if (values.size() != 256) {
+      refuse(path, "the code map of state \"" + name + "\" has " + std::to_string(values.size()) + " values; 8-bit states take 256");
+    }
+    std::optional<QuantFormat> format = find_code_map(8, values);
+    try {
+      if (!format) {
+        std::uint32_t bits[256];
+        std::memcpy(bits, values.data(), sizeof bits);
+        const std::string crc = tensor_crc32_hex(bytes_of(bits, sizeof bits));
+        format = register_code_map({"checkpoint-map-" + crc, 8, values, "read from the checkpoint " + path + ", state " + name});
+      }
+      (void)state8_map(kind, k, format);  // a signed state needs negative values
+    } catch (const Error& e) {
+      refuse(path, "the code map of state \"" + name + "\" cannot be used: " + e.what());
+    }
+    const bool nonnegative = nonnegative_role(optimizer_info(kind).state_specs[static_cast<std::size_t>(k)].role);
+    std::optional<QuantFormat>& same_sign = chosen[nonnegative ? 1 : 0];
+    if (same_sign && *same_sign != *format) {
+      refuse(path, "its " + std::string(nonnegative ? "non-negative" : "signed") +
+                       " states were written with two different code maps; bitparity keeps one map per sign");
+    }
+    same_sign = format;
+    if (*format != state8_format(kind, k)) (nonnegative ? maps.nonnegative_states : maps.signed_states) = format;
   }
   return maps;
+}
+
+// The maps the loading optimizer's 8-bit states take: the checkpoint's (the fault keeps its own).
+StateMaps loaded_maps(const SafetensorsFile& file, const ShardedConfig& config, CheckpointFault fault) {
+  if (!config.eight_bit || fault == CheckpointFault::maps_not_restored) return config.maps;
+  return checkpoint_state_maps(file, config.kind, file.source);
 }
 
 json groups_json(const ShardedOptimizer& optimizer, bool with_shards) {
@@ -173,7 +233,7 @@ Metadata base_metadata(const ShardedOptimizer& optimizer, const char* form, std:
                     {"step", std::to_string(step)},
                     {"world_size", std::to_string(optimizer.communicator().size())},
                     {"layout", std::string(layout_name(config.layout))}};
-  if (config.eight_bit) metadata["code_maps"] = code_maps_json(config.kind, optimizer_info(config.kind).states).dump();
+  if (config.eight_bit) metadata["code_maps"] = code_maps_json(config.kind, config.maps).dump();
   return metadata;
 }
 
@@ -215,9 +275,6 @@ void check_common(const SafetensorsFile& file, const ShardedOptimizer& optimizer
     if (parse_count(file.metadata, "blocksize", path) != config.blocksize) {
       refuse(path, "its 8-bit states have block size " + file.metadata.at("blocksize") + "; this optimizer uses " +
                        std::to_string(config.blocksize));
-    }
-    if (json_of(file.metadata, "code_maps", path) != code_maps_json(config.kind, optimizer_info(config.kind).states)) {
-      refuse(path, "its 8-bit code maps differ from this build's: the codes would decode to other values");
     }
   }
   (void)parse_count(file.metadata, "step", path);
@@ -330,6 +387,7 @@ std::string_view checkpoint_fault_name(CheckpointFault fault) {
     case CheckpointFault::padding_kept: return "checkpoint-padding-kept";
     case CheckpointFault::states_by_position: return "checkpoint-states-by-position";
     case CheckpointFault::states_left_on_cpu: return "checkpoint-states-left-on-cpu";
+    case CheckpointFault::maps_not_restored: return "checkpoint-maps-not-restored";
   }
   return "?";
 }
@@ -342,6 +400,7 @@ std::string_view checkpoint_fault_description(CheckpointFault fault) {
     case CheckpointFault::padding_kept: return "the universal form cuts the gathered shards by size alone, keeping the padding";
     case CheckpointFault::states_by_position: return "parameters loaded in the file's order instead of by id";
     case CheckpointFault::states_left_on_cpu: return "a parameter's loaded state stays on the CPU whatever the parameter's device";
+    case CheckpointFault::maps_not_restored: return "8-bit states decode with the loading optimizer's own maps, not the checkpoint's";
   }
   return "?";
 }
@@ -350,8 +409,9 @@ bool is_checkpoint_fault_name(std::string_view name) { return name.rfind("checkp
 
 CheckpointFault parse_checkpoint_fault(std::string_view name) {
   std::string names;
-  for (CheckpointFault fault : {CheckpointFault::step_not_restored, CheckpointFault::absmax_not_restored, CheckpointFault::padding_kept,
-                                 CheckpointFault::states_by_position, kDevicePlacementFault}) {
+  std::vector<CheckpointFault> faults(std::begin(kCheckpointFaults), std::end(kCheckpointFaults));
+  faults.push_back(kDevicePlacementFault);
+  for (CheckpointFault fault : faults) {
     if (checkpoint_fault_name(fault) == name) return fault;
     names += (names.empty() ? "" : ", ") + std::string(checkpoint_fault_name(fault));
   }
@@ -460,11 +520,13 @@ void load_universal_checkpoint(ShardedOptimizer& optimizer, const std::string& f
   set_activity("loading " + path);
   std::vector<GroupConfig> groups;
   WholeParameters whole;
+  StateMaps maps;
   std::int64_t step = 0;
   std::exception_ptr problem;
   try {
     const SafetensorsFile file = read_safetensors(path);
     check_common(file, optimizer, "universal");
+    maps = loaded_maps(file, config, fault);
     groups = restored_groups(file, config, false, optimizer);
     step = fault == CheckpointFault::step_not_restored ? 0 : parse_count(file.metadata, "step", path);
     // The file's parameters in its own order (by name), for the by-position fault.
@@ -503,7 +565,7 @@ void load_universal_checkpoint(ShardedOptimizer& optimizer, const std::string& f
     problem = std::current_exception();
   }
   agree(optimizer.communicator(), problem, "load the checkpoint");
-  optimizer.restore(std::move(groups), whole, step);
+  optimizer.restore(std::move(groups), whole, step, maps);
 }
 
 ParameterState load_parameter_state(const std::string& path, std::uint64_t id, const TensorView& param, CheckpointFault fault) {
@@ -542,7 +604,8 @@ ParameterState load_parameter_state(const std::string& path, std::uint64_t id, c
   for (const std::string& name : names.absmax) expect_tensor(file, name, "F32", blocks);
   // The state follows its parameter's device; the fault leaves it where the file was read.
   const Device device = fault == CheckpointFault::states_left_on_cpu ? Device::cpu() : param.device;
-  loaded.state = std::make_unique<OptimizerState>(loaded.kind, n, device, StateOptions{eight_bit, blocksize, 0});
+  const StateMaps maps = eight_bit && fault != CheckpointFault::maps_not_restored ? checkpoint_state_maps(file, loaded.kind, path) : StateMaps{};
+  loaded.state = std::make_unique<OptimizerState>(loaded.kind, n, device, StateOptions{eight_bit, blocksize, 0, maps});
   for (std::size_t k = 0; k < names.states.size(); ++k) {
     const auto codes = file.bytes(names.states[k]);
     loaded.state->write_buffer(eight_bit ? 2 * k : k, codes.data(), static_cast<std::int64_t>(codes.size()));
@@ -562,11 +625,13 @@ void load_rank_checkpoint(ShardedOptimizer& optimizer, const std::string& folder
   set_activity("loading " + path);
   std::vector<GroupConfig> groups;
   std::vector<GroupShardState> shards;
+  StateMaps maps;
   std::int64_t step = 0;
   std::exception_ptr problem;
   try {
     const SafetensorsFile file = read_safetensors(path);
     check_common(file, optimizer, "rank-shard");
+    maps = loaded_maps(file, config, fault);
     if (parse_count(file.metadata, "world_size", path) != world || parse_count(file.metadata, "rank", path) != rank) {
       refuse(path, "it is rank " + file.metadata.at("rank") + " of " + file.metadata.at("world_size") + ", this is rank " +
                        std::to_string(rank) + " of " + std::to_string(world) + "; load the universal checkpoint to change the world size");
@@ -585,7 +650,7 @@ void load_rank_checkpoint(ShardedOptimizer& optimizer, const std::string& folder
       if (!keep_zero) std::memcpy(target, file.bytes(name).data(), static_cast<std::size_t>(bytes));
     };
     for (std::size_t g = 0; g < config.groups.size(); ++g) {
-      GroupShardState group = optimizer.empty_group(g);
+      GroupShardState group = optimizer.empty_group(g, maps);
       const GroupConfig& group_config = config.groups[g];
       const std::int64_t n = group.shards.shard_elements;
       take(shard_name(group_config.id, "param"), safetensors_dtype(group_config.param_dtype), n, group.param.view().data,
@@ -608,7 +673,7 @@ void load_rank_checkpoint(ShardedOptimizer& optimizer, const std::string& folder
     problem = std::current_exception();
   }
   agree(communicator, problem, "load its checkpoint shard");
-  optimizer.restore_shards(std::move(groups), std::move(shards), step);
+  optimizer.restore_shards(std::move(groups), std::move(shards), step, maps);
 }
 
 }  // namespace bitparity::distributed

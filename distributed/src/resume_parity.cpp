@@ -59,7 +59,10 @@ ResumeTally run_resume_parity(const ShardedConfig& config, const ResumeCase& res
   set_activity("P11: resuming on " + std::to_string(resume.load_world) + " ranks");
   if (auto loading = world.first_ranks(resume.load_world)) {
     try {
-      ShardedOptimizer sharded(config_after(config, resume.steps_before), *loading, after);
+      // A fresh optimizer knows only its own maps: the checkpoint's come with the states it loads.
+      ShardedConfig fresh = config_after(config, resume.steps_before);
+      fresh.maps = {};
+      ShardedOptimizer sharded(fresh, *loading, after);
       if (tally.from_rank_shards) {
         load_rank_checkpoint(sharded, folder, fault);
       } else {

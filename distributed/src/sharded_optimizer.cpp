@@ -35,7 +35,7 @@ std::vector<QuantizedState> quantized_slices(const OptimizerState& state, std::i
   std::vector<QuantizedState> views;
   for (const QuantizedState& buffer : state.quantized_states()) {
     views.push_back({slice(buffer.codes, offset, length),
-                     slice(buffer.absmax, offset / blocksize, (length + blocksize - 1) / blocksize)});
+                     slice(buffer.absmax, offset / blocksize, (length + blocksize - 1) / blocksize), buffer.map});
   }
   return views;
 }
@@ -97,11 +97,11 @@ std::int64_t shard_alignment(const ShardedConfig& config) { return config.eight_
 ShardedOptimizer::ShardedOptimizer(const ShardedConfig& config, Communicator& communicator,
                                    fixtures::Implementation& implementation)
     : config_(config), communicator_(communicator), implementation_(implementation) {
-  for (const GroupConfig& group : config.groups) groups_.push_back(make_group(group));
+  for (const GroupConfig& group : config.groups) groups_.push_back(make_group(group, config_.maps));
 }
 
 // A group's shard on this rank: initial parameter values, zeroed states.
-GroupShardState ShardedOptimizer::make_group(const GroupConfig& group) const {
+GroupShardState ShardedOptimizer::make_group(const GroupConfig& group, const StateMaps& maps) const {
   const int world = communicator_.size(), rank = communicator_.rank();
   const std::int64_t alignment = config_.fault == DriverFault::unaligned_shards ? 1 : shard_alignment(config_);
   GroupShardState shard;
@@ -120,7 +120,7 @@ GroupShardState ShardedOptimizer::make_group(const GroupConfig& group) const {
   }
   fixtures::write_logical(shard.param.view(), values);
   shard.state = std::make_unique<OptimizerState>(config_.kind, n, Device::cpu(),
-                                                 StateOptions{config_.eight_bit, config_.blocksize, 0});
+                                                 StateOptions{config_.eight_bit, config_.blocksize, 0, maps});
   return shard;
 }
 
@@ -215,7 +215,7 @@ void ShardedOptimizer::place_whole_parameters(const WholeParameters& whole, bool
   const auto blocks_of = [&](std::int64_t length) { return (length + bs - 1) / bs; };
   groups_.clear();
   for (const GroupConfig& config : config_.groups) {
-    GroupShardState group = make_group(config);
+    GroupShardState group = make_group(config, config_.maps);
     const std::int64_t param_bytes = dtype_storage_bytes(config.param_dtype, 1);
     for (const Piece& piece : group.shards.of_rank(rank)) {
       const WholeParameter& w = whole.at(piece.parameter_id);
@@ -244,22 +244,25 @@ void ShardedOptimizer::place_whole_parameters(const WholeParameters& whole, bool
   }
 }
 
-void ShardedOptimizer::restore(std::vector<GroupConfig> groups, const WholeParameters& whole, std::int64_t completed_steps) {
+void ShardedOptimizer::restore(std::vector<GroupConfig> groups, const WholeParameters& whole, std::int64_t completed_steps,
+                               const StateMaps& maps) {
   config_.groups = std::move(groups);
+  config_.maps = maps;
   place_whole_parameters(whole, false);
   completed_steps_ = completed_steps;
   gathered_.clear();
 }
 
 void ShardedOptimizer::restore_shards(std::vector<GroupConfig> groups, std::vector<GroupShardState> shards,
-                                      std::int64_t completed_steps) {
+                                      std::int64_t completed_steps, const StateMaps& maps) {
   config_.groups = std::move(groups);
+  config_.maps = maps;
   groups_ = std::move(shards);
   completed_steps_ = completed_steps;
   gathered_.clear();
 }
 
-GroupShardState ShardedOptimizer::empty_group(std::size_t g) const { return make_group(config_.groups.at(g)); }
+GroupShardState ShardedOptimizer::empty_group(std::size_t g, const StateMaps& maps) const { return make_group(config_.groups.at(g), maps); }
 
 void ShardedOptimizer::regroup(std::int64_t step) {
   set_activity("step " + std::to_string(step) + ": moving parameters between groups");

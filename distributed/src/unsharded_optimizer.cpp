@@ -19,7 +19,7 @@ UnshardedOptimizer::UnshardedOptimizer(const ShardedConfig& config) : config_(co
       p.grad = fixtures::HostTensor::buffer(config.groups[g].grad_dtype, spec.numel);
       fixtures::write_logical(p.param.view(), initial_parameter(config.seed, spec.id, spec.numel, config.groups[g].param_dtype));
       p.state = std::make_unique<OptimizerState>(config.kind, spec.numel, Device::cpu(),
-                                                 StateOptions{config.eight_bit, config.blocksize, 0});
+                                                 StateOptions{config.eight_bit, config.blocksize, 0, config.maps});
       parameters_.push_back(std::move(p));
     }
   }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "bitparity/distributed/safetensors.hpp"
 #include "bitparity/distributed/solo_communicator.hpp"
 #include "device_placement_support.hpp"
+#include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
 
 namespace bitparity::distributed {
@@ -115,12 +117,13 @@ TEST(Safetensors, RefusesMalformedFiles) {
 
 // A small sharded optimizer on one rank, stepped twice.
 struct Solo {
-  explicit Solo(OptimizerKind kind = OptimizerKind::adam, bool eight_bit = true, std::uint64_t seed = 7)
-      : config(without_regrouping(draw_sharded_config(kind, eight_bit, DType::bf16, ShardLayout::zero12, seed, 1))),
+  explicit Solo(OptimizerKind kind = OptimizerKind::adam, bool eight_bit = true, std::uint64_t seed = 7, const StateMaps& maps = {})
+      : config(prepared(draw_sharded_config(kind, eight_bit, DType::bf16, ShardLayout::zero12, seed, 1), maps)),
         implementation(fixtures::make_implementation("cpu")),
         optimizer(config, communicator, *implementation) {}
-  static ShardedConfig without_regrouping(ShardedConfig config) {
+  static ShardedConfig prepared(ShardedConfig config, const StateMaps& maps) {
     config.regroup_step = 0;
+    config.maps = maps;
     return config;
   }
   void steps(int count) {
@@ -169,6 +172,15 @@ void rewrite(const fs::path& path, const std::function<void(std::vector<Safetens
   write_file(path, Bytes(out.begin(), out.end()));
 }
 
+// The checkpoint's "code_maps" edited as JSON (checksums still match).
+void edit_maps(const fs::path& path, const std::function<void(nlohmann::json&)>& edit) {
+  rewrite(path, [&](auto&, auto& m) {
+    nlohmann::json maps = nlohmann::json::parse(m["code_maps"]);
+    edit(maps);
+    m["code_maps"] = maps.dump();
+  });
+}
+
 TEST(Checkpoint, LoadsBackExactlyIntoAFreshOptimizer) {
   for (const bool eight_bit : {false, true}) {
     Solo saved(OptimizerKind::adam, eight_bit);
@@ -193,6 +205,67 @@ TEST(Checkpoint, LoadsBackExactlyIntoAFreshOptimizer) {
     }
     fs::remove_all(folder);
   }
+}
+
+// 8-bit states written with other maps (bitsandbytes' on x86, a checkpoint's qmap1/qmap2) come back
+// with those maps into an optimizer that starts with its own, as bitsandbytes restores qmap1/qmap2:
+// the next steps are bitwise those of the optimizer that saved.
+TEST(Checkpoint, StatesComeBackWithTheMapsTheyWereWrittenWith) {
+  const StateMaps fused{QuantFormat::dynamic8_signed_fused, QuantFormat::dynamic8_unsigned_fused};
+  for (const bool universal : {true, false}) {
+    Solo saved(OptimizerKind::adam, true, 7, fused);
+    saved.steps(2);
+    const fs::path folder = fresh_folder("maps");
+    save_checkpoint(saved.optimizer, folder.string());
+    Solo loaded;  // the optimizer's own maps
+    if (universal) {
+      load_universal_checkpoint(loaded.optimizer, folder.string());
+    } else {
+      load_rank_checkpoint(loaded.optimizer, folder.string());
+    }
+    EXPECT_EQ(loaded.optimizer.config().maps, fused);
+    saved.steps(2);
+    loaded.steps(2);
+    const auto a = saved.optimizer.whole_parameters(), b = loaded.optimizer.whole_parameters();
+    for (const auto& [id, w] : a) {
+      EXPECT_EQ(w.param, b.at(id).param) << id;
+      EXPECT_EQ(w.states, b.at(id).states) << id;
+      EXPECT_EQ(w.absmax, b.at(id).absmax) << id;
+    }
+    // With the optimizer's own maps back in the header, the states decode with those again.
+    edit_maps(universal_checkpoint_path(folder.string()), [](auto& maps) {
+      maps["exp_avg"] = code_map(QuantFormat::dynamic8_signed).values;
+      maps["exp_avg_sq"] = code_map(QuantFormat::dynamic8_unsigned).values;
+    });
+    Solo plain(OptimizerKind::adam, true, 7, fused);
+    load_universal_checkpoint(plain.optimizer, folder.string());
+    EXPECT_EQ(plain.optimizer.config().maps, StateMaps{});
+    fs::remove_all(folder);
+  }
+}
+
+// A map no registered map equals is registered once, under a name derived from its values.
+TEST(Checkpoint, AMapOfItsOwnIsRegisteredFromItsValues) {
+  Solo saved;
+  saved.steps(1);
+  const fs::path folder = fresh_folder("own_map");
+  save_checkpoint(saved.optimizer, folder.string());
+  std::vector<float> values = code_map(QuantFormat::dynamic8_signed).values;
+  values[200] = std::nextafter(values[200], 0.0f);  // one ulp: a map of its own, still a valid one
+  edit_maps(universal_checkpoint_path(folder.string()), [&](auto& maps) { maps["exp_avg"] = values; });
+  std::optional<QuantFormat> first;
+  for (int load = 0; load < 2; ++load) {
+    Solo loaded;
+    load_universal_checkpoint(loaded.optimizer, folder.string());
+    const std::optional<QuantFormat> map = loaded.optimizer.config().maps.signed_states;
+    ASSERT_TRUE(map.has_value());
+    EXPECT_EQ(std::string(quant_format_info(*map).name).rfind("checkpoint-map-", 0), 0u) << quant_format_info(*map).name;
+    EXPECT_EQ(code_map(*map).values, values);
+    EXPECT_FALSE(loaded.optimizer.config().maps.nonnegative_states.has_value());
+    if (first) EXPECT_EQ(*first, *map);  // loaded again: the same registered map
+    first = map;
+  }
+  fs::remove_all(folder);
 }
 
 // Each corruption of a good checkpoint is refused with its reason, and the optimizer that tried to
@@ -225,13 +298,15 @@ TEST(Checkpoint, RefusesCorruptOrForeignCheckpointsAndChangesNothing) {
       {"wrong optimizer", [&] { rewrite(universal, [](auto&, auto& m) { m["optimizer"] = "lion"; }); }, "holds lion states"},
       {"32-bit states", [&] { rewrite(universal, [](auto&, auto& m) { m["states"] = "32-bit"; }); }, "holds 32-bit states"},
       {"other block size", [&] { rewrite(universal, [](auto&, auto& m) { m["blocksize"] = "4096"; }); }, "block size 4096"},
-      {"other code map", [&] {
-         rewrite(universal, [](auto&, auto& m) {
-           auto maps = nlohmann::json::parse(m["code_maps"]);
-           maps.begin().value()[5] = 0.25;
-           m["code_maps"] = maps.dump();
-         });
-       }, "code maps differ"},
+      {"code map value not an fp32", [&] { edit_maps(universal, [](auto& maps) { maps["exp_avg"][5] = 0.1; }); }, "not an fp32 value"},
+      {"code map value null (NaN)", [&] { edit_maps(universal, [](auto& maps) { maps["exp_avg"][7] = nullptr; }); }, "not an fp32 value"},
+      {"code map of 255 values", [&] { edit_maps(universal, [](auto& maps) { maps["exp_avg_sq"].erase(0); }); }, "has 255 values"},
+      {"code map missing", [&] { edit_maps(universal, [](auto& maps) { maps.erase("exp_avg_sq"); }); }, "has no map for state"},
+      {"code map of a state adam lacks", [&] { edit_maps(universal, [](auto& maps) { maps["momentum"] = maps["exp_avg"]; }); },
+       "does not have"},
+      {"unsigned map for a signed state", [&] { edit_maps(universal, [](auto& maps) { maps["exp_avg"] = maps["exp_avg_sq"]; }); },
+       "cannot be used"},
+      {"code map not an object", [&] { rewrite(universal, [](auto&, auto& m) { m["code_maps"] = "[1, 2]"; }); }, "is not an object"},
       {"step not a number", [&] { rewrite(universal, [](auto&, auto& m) { m["step"] = "two"; }); }, "not a whole number"},
       {"no format", [&] { rewrite(universal, [](auto&, auto& m) { m.erase("format"); }); }, "not a bitparity checkpoint"},
       {"other group parameters", [&] {

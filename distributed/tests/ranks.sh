@@ -15,6 +15,9 @@
 #                                        dtype, layout and states
 #   ranks.sh BITPARITY resume-device W DEVICE  P11 saving on cpu and resuming on DEVICE (cuda:0), and
 #                                        the other way round; exit 77 (skipped) without the GPU
+#   ranks.sh BITPARITY maps W MAPS       P6 and P11 with 8-bit states on the maps MAPS (signed,unsigned)
+#                                        instead of the optimizers' own, every world pair; a loader
+#                                        that keeps its own maps (checkpoint-maps-not-restored) is killed
 #   ranks.sh BITPARITY checkpoint W DIR  checkpoint inspect: a good file passes, a flipped byte fails
 #                                        (exit 1, MISMATCH), a truncated file is refused (exit 2)
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
@@ -117,6 +120,17 @@ case "$kind" in
       || fail "saved on cpu, resumed on $arg: not the run that never stopped (exit $?)"
     mpirun -np "$world" "$bin" sharded --property P11 --all-world-pairs --implementation "$arg" --resume-implementation cpu \
       --steps 2 --seed 13 || fail "saved on $arg, resumed on cpu: not the run that never stopped (exit $?)"
+    ;;
+  maps)
+    signed=${arg%,*}; unsigned=${arg#*,}
+    mpirun -np "$world" "$bin" sharded --property P6 --property P11 --states 8 --map "$signed" --map "$unsigned" \
+      --all-world-pairs --seed 9 >"$out" 2>&1 || { tail -n 8 "$out"; fail "P6/P11 on maps $arg failed (exit $?)"; }
+    tail -n 1 "$out"
+    mpirun -np "$world" "$bin" sharded --property P11 --states 8 --map "$signed" --map "$unsigned" \
+      --mutant checkpoint-maps-not-restored --seed 3 >"$out" 2>&1
+    code=$?
+    tail -n 2 "$out"
+    [ "$code" -eq 0 ] && grep -q "mutant checkpoint-maps-not-restored: killed" "$out" || fail "checkpoint-maps-not-restored survived (exit $code)"
     ;;
   checkpoint)
     rm -rf "$arg"

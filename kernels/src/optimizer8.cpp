@@ -50,6 +50,12 @@ QuantFormat state8_map(OptimizerKind kind, int state, const std::optional<QuantF
   return *chosen;
 }
 
+std::optional<QuantFormat> StateMaps::of_state(OptimizerKind kind, int state) const {
+  const auto& specs = optimizer_info(kind).state_specs;
+  if (state < 0 || state >= static_cast<int>(specs.size())) return std::nullopt;
+  return nonnegative_role(specs[static_cast<std::size_t>(state)].role) ? nonnegative_states : signed_states;
+}
+
 double state_bytes_per_element_8bit(OptimizerKind kind, std::int64_t blocksize) {
   return optimizer_info(kind).states * (1.0 + 4.0 / static_cast<double>(blocksize));
 }

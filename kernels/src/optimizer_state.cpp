@@ -26,7 +26,10 @@ StatePlan plan_state(OptimizerKind kind, std::int64_t numel, const StateOptions&
   StatePlan plan;
   const bool small = options.min_8bit_size > 0 && numel < options.min_8bit_size;
   plan.path = options.eight_bit && has_8bit_variant(kind) && !small ? StatePath::eight_bit : StatePath::fp32;
-  if (plan.path == StatePath::eight_bit) validate_block_size(QuantFormat::dynamic8_signed, options.blocksize);
+  if (plan.path == StatePath::eight_bit) {
+    validate_block_size(QuantFormat::dynamic8_signed, options.blocksize);
+    for (int k = 0; k < optimizer_info(kind).states; ++k) (void)state8_map(kind, k, options.maps.of_state(kind, k));
+  }
   for (int k = 0; k < optimizer_info(kind).states; ++k) {
     if (plan.path == StatePath::fp32) {
       plan.buffer_bytes.push_back(4 * numel);
@@ -47,7 +50,10 @@ OptimizerState::OptimizerState(OptimizerKind kind, std::int64_t numel, Device de
   // Zero states: fp32 zeros; codes of +0 (every map has it) with absmax 0, which dequantizes to 0.
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
     std::uint8_t fill = 0;
-    if (path_ == StatePath::eight_bit && i % 2 == 0) fill = code_table(state8_format(kind, static_cast<int>(i / 2))).zero_code;
+    if (path_ == StatePath::eight_bit && i % 2 == 0) {
+      const int k = static_cast<int>(i / 2);
+      fill = code_table(state8_map(kind, k, options_.maps.of_state(kind, k))).zero_code;
+    }
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(sizes_[i]), fill);
     if (device_.kind == DeviceKind::cpu) {
       if (!bytes.empty()) std::memcpy(buffers_[i], bytes.data(), bytes.size());
@@ -116,8 +122,10 @@ std::vector<QuantizedState> OptimizerState::quantized_states() const {
   std::vector<QuantizedState> states;
   if (path_ != StatePath::eight_bit) return states;
   for (std::size_t i = 0; i + 1 < buffers_.size(); i += 2) {
+    const int k = static_cast<int>(i / 2);
     states.push_back({contiguous_view(buffers_[i], DType::u8, device_, {numel_}),
-                      contiguous_view(buffers_[i + 1], DType::f32, device_, {block_count(numel_, options_.blocksize)})});
+                      contiguous_view(buffers_[i + 1], DType::f32, device_, {block_count(numel_, options_.blocksize)}),
+                      options_.maps.of_state(kind_, k)});
   }
   return states;
 }

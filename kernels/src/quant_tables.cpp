@@ -1,5 +1,6 @@
 // The registry of code maps and the decision table of each, built once when the map is registered.
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <deque>
 #include <cmath>
@@ -200,6 +201,18 @@ MapRegistry& registry() {
 QuantFormat register_code_map(const CodeMap& map) { return registry().add(map, false); }
 
 const CodeMap& code_map(QuantFormat format) { return registry().at(format).map; }
+
+std::optional<QuantFormat> find_code_map(int bits, const std::vector<float>& values) {
+  for (const auto& info : quant_formats()) {
+    const CodeMap& map = code_map(info.format);
+    if (map.bits != bits || map.values.size() != values.size()) continue;
+    if (std::equal(values.begin(), values.end(), map.values.begin(),
+                   [](float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); })) {
+      return info.format;
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<QuantFormatInfo> quant_formats() { return registry().infos(); }
 

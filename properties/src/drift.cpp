@@ -69,16 +69,21 @@ DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType d
   std::vector<TensorView> state_views;
   std::vector<QuantizedState> quantized;
   const int state_count = optimizer_info(kind).states;
+  std::vector<QuantFormat> maps;
+  for (int k = 0; options.eight_bit && k < state_count; ++k) {
+    maps.push_back(state8_map(kind, k, options.maps.of_state(kind, k)));
+    report.state_maps.emplace_back(quant_format_info(maps.back()).name);
+  }
   for (int k = 0; k < state_count; ++k) {
     if (options.eight_bit) {
-      states.push_back(fixtures::HostTensor::buffer(DType::u8, n, code_table(state8_format(kind, k)).zero_code));
+      states.push_back(fixtures::HostTensor::buffer(DType::u8, n, code_table(maps[static_cast<std::size_t>(k)]).zero_code));
       states.push_back(fixtures::HostTensor::buffer(DType::f32, blocks));
     } else {
       states.push_back(fixtures::HostTensor::contiguous(DType::f32, {n}));
       state_views.push_back(states.back().view());
     }
   }
-  for (int k = 0; options.eight_bit && k < state_count; ++k) quantized.push_back({states[2 * k].view(), states[2 * k + 1].view()});
+  for (int k = 0; options.eight_bit && k < state_count; ++k) quantized.push_back({states[2 * k].view(), states[2 * k + 1].view(), maps[static_cast<std::size_t>(k)]});
   std::vector<float> start(n), gradient(n);
   for (auto& p : start) p = round_to_dtype(normal(rng), dtype);
   fixtures::write_logical(param.view(), start);
@@ -128,7 +133,7 @@ DriftReport run_drift(fixtures::Implementation& iut, OptimizerKind kind, DType d
     row.median_rel_error = median(rel_errors);
     if (options.eight_bit) {
       // The first state, dequantized, against the exact 32-bit state, relative to its largest value.
-      const CodeTable& table = code_table(state8_format(kind, 0));
+      const CodeTable& table = code_table(maps.front());
       const auto* codes = states[0].bytes().data();
       const auto* absmax = reinterpret_cast<const float*>(states[1].bytes().data());
       double largest = 0, worst = 0;

@@ -147,12 +147,6 @@ PropertyTarget make_target(const PropertyDef& property, const TargetSpec& spec, 
   return target;
 }
 
-std::optional<QuantFormat> StateMaps::of_state(OptimizerKind kind, int state) const {
-  const auto& specs = optimizer_info(kind).state_specs;
-  if (state < 0 || state >= static_cast<int>(specs.size())) return std::nullopt;
-  return nonnegative_role(specs[static_cast<std::size_t>(state)].role) ? nonnegative_states : signed_states;
-}
-
 namespace {
 
 // RapidCheck announces a random seed of its own the first time its configuration loads; bitparity

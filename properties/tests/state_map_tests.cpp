@@ -5,6 +5,8 @@
 
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/optimizer_state.hpp"
+#include "bitparity/properties/drift.hpp"
 #include "bitparity/properties/planner.hpp"
 #include "bitparity/properties/property.hpp"
 
@@ -81,6 +83,40 @@ TEST(StateMaps, AStateRefusesAMapItCannotHold) {
   EXPECT_EQ(state8_map(OptimizerKind::adam, 1, QuantFormat::dynamic8_signed_fused), QuantFormat::dynamic8_signed_fused);
   EXPECT_THROW(state8_map(OptimizerKind::adam, 0, QuantFormat::dynamic8_unsigned), Error);  // m is signed
   EXPECT_THROW(state8_map(OptimizerKind::adam, 0, QuantFormat::nf4), Error);                // not 8-bit
+}
+
+// drift --map: the 8-bit states of the drift run take the maps, and an implementation that drops
+// them ends elsewhere.
+TEST(StateMaps, DriftStepsTheStatesWithTheNamedMaps) {
+  DriftOptions options;
+  options.eight_bit = true;
+  options.blocksize = 64;
+  options.steps = 40;
+  options.maps = fused_maps();
+  fixtures::CpuImplementation cpu;
+  KeepsItsOwnMaps own;
+  const DriftReport named = run_drift(cpu, OptimizerKind::adam, DType::f32, options);
+  const DriftReport dropped = run_drift(own, OptimizerKind::adam, DType::f32, options);
+  EXPECT_EQ(named.state_maps, (std::vector<std::string>{"dynamic8-signed-fused", "dynamic8-unsigned-fused"}));
+  EXPECT_NE(named.steps.back().parameter_hash, dropped.steps.back().parameter_hash);
+  options.maps = {};
+  const DriftReport plain = run_drift(cpu, OptimizerKind::adam, DType::f32, options);
+  EXPECT_EQ(plain.state_maps, (std::vector<std::string>{"dynamic8-signed", "dynamic8-unsigned"}));
+  EXPECT_EQ(plain.steps.back().parameter_hash, dropped.steps.back().parameter_hash);
+}
+
+// OptimizerState (the sharded driver's and checkpoints' states) hands its maps to every step and
+// starts its codes at the map's own +0 code.
+TEST(StateMaps, AnOptimizerStateStepsWithItsMaps) {
+  const std::int64_t n = 256;
+  const StateOptions options{true, 64, 0, fused_maps()};
+  OptimizerState state(OptimizerKind::adam, n, Device::cpu(), options);
+  for (const QuantizedState& q : state.quantized_states()) ASSERT_TRUE(q.map.has_value());
+  EXPECT_EQ(state.quantized_states()[0].map, QuantFormat::dynamic8_signed_fused);
+  EXPECT_EQ(state.quantized_states()[1].map, QuantFormat::dynamic8_unsigned_fused);
+  EXPECT_EQ(state.read_buffer(0)[0], code_table(QuantFormat::dynamic8_signed_fused).zero_code);
+  EXPECT_THROW(OptimizerState(OptimizerKind::adam, n, Device::cpu(), StateOptions{true, 64, 0, {QuantFormat::dynamic8_unsigned, {}}}),
+               Error);  // exp_avg is signed
 }
 
 }  // namespace

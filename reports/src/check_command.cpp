@@ -162,8 +162,8 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
                        "-bit map and the 8-bit optimizers' states take 8-bit maps; add --suite quant to check the map itself");
     }
     if (!for_states) continue;
-    const bool has_negative = std::any_of(map.values.begin(), map.values.end(), [](float v) { return v < 0.0f; });
-    std::optional<QuantFormat>& slot = has_negative ? options.state_maps.signed_states : options.state_maps.nonnegative_states;
+    std::optional<QuantFormat>& slot = state_map_slot(options.state_maps, map);
+    const bool has_negative = &slot == &options.state_maps.signed_states;
     if (slot && suites_named) {
       throw UsageError("--map " + spec + ": the 8-bit optimizers take one map with negative values (for momenta) and one " +
                        "without (for second moments), and '" + std::string(quant_format_info(*slot).name) +

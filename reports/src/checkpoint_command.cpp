@@ -11,6 +11,7 @@
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/checkpoint.hpp"
 #include "bitparity/distributed/safetensors.hpp"
+#include "bitparity/kernels/code_map.hpp"
 #endif
 
 namespace bitparity::reports {
@@ -26,6 +27,17 @@ void add_checkpoint_command(CLI::App& app, CheckpointCommand& command) {
 
 #if BITPARITY_HAS_MPI
 namespace {
+
+// The registered map whose values these are, or "a map of its own" (loading registers it).
+std::string known_map_name(const nlohmann::json& values) {
+  std::vector<float> floats;
+  for (const auto& v : values) {
+    if (!v.is_number()) return "not a list of numbers";
+    floats.push_back(static_cast<float>(v.get<double>()));
+  }
+  const auto format = find_code_map(8, floats);
+  return format ? "equal to " + std::string(quant_format_info(*format).name) : "a map of its own";
+}
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text = "[";
@@ -65,7 +77,9 @@ int run_checkpoint_command(const CheckpointCommand& command) {
     if (m.count("code_maps")) {
       const nlohmann::json maps = nlohmann::json::parse(m.at("code_maps"), nullptr, false);
       if (maps.is_object()) {
-        for (const auto& [state, values] : maps.items()) std::printf("  code map of %s: %zu values\n", state.c_str(), values.size());
+        for (const auto& [state, values] : maps.items()) {
+          std::printf("  code map of %s: %zu values, %s\n", state.c_str(), values.size(), known_map_name(values).c_str());
+        }
       }
     }
   } else {

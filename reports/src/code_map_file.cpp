@@ -170,4 +170,41 @@ QuantFormat resolve_code_map(const std::string& spec) {
   }
 }
 
+std::optional<QuantFormat>& state_map_slot(StateMaps& maps, const CodeMap& map) {
+  const bool has_negative = std::any_of(map.values.begin(), map.values.end(), [](float v) { return v < 0.0f; });
+  return has_negative ? maps.signed_states : maps.nonnegative_states;
+}
+
+StateMaps state_maps_option(const std::vector<std::string>& specs) {
+  StateMaps maps;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const std::string& spec = specs[i];
+    if (std::find(specs.begin(), specs.begin() + static_cast<std::ptrdiff_t>(i), spec) != specs.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw UsageError("--map " + spec + " is given twice; give each map once");
+    }
+    const QuantFormat format = resolve_code_map(spec);
+    const CodeMap& map = code_map(format);
+    if (map.bits != 8) {
+      throw UsageError("--map " + spec + ": '" + map.name + "' is a " + std::to_string(map.bits) +
+                       "-bit map; 8-bit optimizer states take 8-bit maps");
+    }
+    std::optional<QuantFormat>& slot = state_map_slot(maps, map);
+    if (slot) {
+      const bool signed_slot = &slot == &maps.signed_states;
+      throw UsageError("--map " + spec + ": 8-bit states take one map with negative values (momenta) and one without (second "
+                       "moments), and '" + std::string(quant_format_info(*slot).name) + "' is already the one " +
+                       (signed_slot ? "with" : "without") + "; give one of each");
+    }
+    slot = format;
+  }
+  return maps;
+}
+
+std::string describe_state_maps(const StateMaps& maps) {
+  std::string text;
+  if (maps.signed_states) text += " signed=" + std::string(quant_format_info(*maps.signed_states).name);
+  if (maps.nonnegative_states) text += " non-negative=" + std::string(quant_format_info(*maps.nonnegative_states).name);
+  return text.empty() ? text : "maps" + text;
+}
+
 }  // namespace bitparity::reports

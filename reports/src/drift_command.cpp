@@ -12,6 +12,7 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/properties/drift.hpp"
+#include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/drift_render.hpp"
@@ -106,6 +107,9 @@ void add_drift_command(CLI::App& app, DriftCommand& command) {
   command.blocksize_option =
       drift->add_option("--block-size", command.blocksize, "block size of the 8-bit states (default 256; needs --eight-bit)")
           ->check(integer_in(1, 1 << 20));
+  drift->add_option("--map", command.maps,
+                    "8-bit states: a map's name, FILE.json or FILE.safetensors[:TENSOR] instead of the optimizers' own, one "
+                    "with negative values (momenta) and/or one without (second moments) (repeatable; needs --eight-bit)");
   drift->add_flag("--require-gpu", command.require_gpu, "fail (exit 4) when no CUDA device is usable; also BITPARITY_REQUIRE_GPU=1");
 }
 
@@ -128,6 +132,8 @@ int run_drift_command(const DriftCommand& command) {
     throw UsageError("--block-size applies to 8-bit states only; add --eight-bit or drop --block-size");
   }
   if (command.eight_bit) validate_block_size(QuantFormat::dynamic8_signed, command.blocksize);
+  if (!command.maps.empty() && !command.eight_bit) throw UsageError("--map applies to 8-bit states only; add --eight-bit or drop --map");
+  const StateMaps maps = state_maps_option(command.maps);
   const auto settings = checked_settings(command.settings, kinds);
   std::vector<DType> dtypes;
   for (const auto& name : command.dtypes) {
@@ -162,6 +168,7 @@ int run_drift_command(const DriftCommand& command) {
       options.seed = command.seed;
       options.eight_bit = command.eight_bit;
       options.blocksize = command.blocksize;
+      options.maps = maps;
       options.settings = settings;
       const std::string label = std::string(optimizer_info(kind).name) + "/" + dtype_name(dtype);
       options.on_step = [&](std::int64_t step) {

@@ -24,6 +24,7 @@ nlohmann::json drift_json(const DriftReport& report) {
   return {{"implementation", report.implementation}, {"optimizer", report.optimizer},
           {"dtype", dtype_name(report.dtype)},         {"elements", report.elements},
           {"eight_bit", report.eight_bit},             {"blocksize", report.blocksize},
+          {"state_maps", report.state_maps},
           {"hyperparameters", report.hyperparameters},
           {"steps", steps}};
 }
@@ -33,6 +34,11 @@ void print_drift(const DriftReport& report, std::int64_t every) {
               report.optimizer.c_str(), report.eight_bit ? (" 8-bit (block " + std::to_string(report.blocksize) + ")").c_str() : "",
               report.implementation.c_str(), dtype_name(report.dtype), static_cast<long long>(report.elements));
   std::printf("hyperparameters: %s\n", report.hyperparameters.c_str());
+  if (report.eight_bit) {
+    std::string maps;
+    for (const auto& name : report.state_maps) maps += (maps.empty() ? "" : ", ") + name;
+    std::printf("state maps: %s\n", maps.c_str());
+  }
   std::printf("%8s %12s %12s %9s  %-40s%s\n", "step", "max |err|", "max rel", "max ulps", "ulp histogram",
               report.eight_bit ? "state 0 error / max" : "");
   for (const auto& s : report.steps) {

@@ -7,6 +7,7 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/reports/cli_checks.hpp"
+#include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
@@ -54,6 +55,9 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
                       "P11: the implementation that loads and continues, e.g. cuda:0 after saving on cpu (default: the same)");
   sharded->add_flag("--all-world-pairs", command.all_world_pairs,
                     "P11: resume every (W, W') with W, W' in 1..mpirun's ranks in each case (default: one pair drawn per case)");
+  sharded->add_option("--map", command.maps,
+                      "P6 and P11 8-bit states: a map's name, FILE.json or FILE.safetensors[:TENSOR] instead of the optimizers' "
+                      "own, one with negative values (momenta) and/or one without (second moments) (repeatable)");
   sharded->add_option("--json", command.json, "also write the rows as JSON (rank 0, atomically)");
   sharded->add_option("--stuck-seconds", command.stuck_seconds, "a rank without progress this long fails the run (default 120)")
       ->check(seconds_in(86400));
@@ -390,6 +394,17 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     if (!command.resume_implementation.empty()) throw UsageError("--resume-implementation is for P11; add --property P11");
     if (!command.checkpoint_dir.empty()) throw UsageError("--checkpoint-dir is for P11; add --property P11");
     if (command.all_world_pairs) throw UsageError("--all-world-pairs is for P11; add --property P11");
+  }
+  plan.maps = state_maps_option(command.maps);
+  const bool has_8bit_steps = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) {
+    return (row.property == "P6" || row.property == "P11") && row.family == OperationFamily::optimizer8_step;
+  });
+  if (plan.maps.any() && !has_8bit_steps) {
+    throw UsageError("--map is for the 8-bit states of P6 and P11, and the options select none; add --states 8 and --property P6 or P11");
+  }
+  if (plan.checkpoint_fault == distributed::kMapsFault && !plan.maps.any()) {
+    throw UsageError("--mutant " + command.mutant + " changes nothing while the 8-bit states take their own maps; add --map "
+                     "dynamic8-signed-fused --map dynamic8-unsigned-fused (or any other maps)");
   }
   if (plan.storage_fault != distributed::StorageFault::none &&
       std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P10"; })) {

@@ -52,6 +52,7 @@ struct ShardedPlan {
   distributed::StorageFault storage_fault = distributed::StorageFault::none;
   distributed::CheckpointFault checkpoint_fault = distributed::CheckpointFault::none;
   std::string resume_implementation;      // P11: after loading; empty: the rank's own
+  StateMaps maps;                         // P6 and P11 8-bit states (--map); empty: the optimizers' own
   std::string hunted_mutant;              // a driver fault or an implementation mutant; empty: none
   Injected injected;
   std::string implementation_of(int rank) const;

@@ -15,6 +15,8 @@
 #include "bitparity/distributed/storage_parity.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/optimizer8.hpp"
+#include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/result_file.hpp"
@@ -84,6 +86,9 @@ std::string replay_command(const ShardedRow& row, const ShardedCommand& command,
   if (plan.implementation != "cpu") text += " --implementation " + plan.implementation;
   if (plan.communicator != distributed::CommunicatorKind::mpi) text += std::string(" --communicator ") + communicator_name(plan.communicator);
   for (const auto& [rank, name] : plan.rank_implementations) text += " --rank-implementation " + std::to_string(rank) + "=" + name;
+  if (p.family == fixtures::OperationFamily::optimizer8_step && (p.property == "P6" || p.property == "P11")) {
+    for (const auto& spec : command.maps) text += " --map " + spec;
+  }
   if (!command.mutant.empty()) text += " --mutant " + command.mutant;
   return text;
 }
@@ -122,6 +127,14 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
     entry["wrong_parameters"] = row.wrong_parameters;
     entry["wrong_gradients"] = row.wrong_gradients;
     entry["wrong_states"] = row.wrong_states;
+    if (p.family == fixtures::OperationFamily::optimizer8_step) {
+      nlohmann::json maps = nlohmann::json::object();
+      for (int k = 0; k < optimizer_info(p.kind).states; ++k) {
+        maps[std::string(optimizer_info(p.kind).state_specs[static_cast<std::size_t>(k)].name)] =
+            quant_format_info(state8_map(p.kind, k, plan.maps.of_state(p.kind, k))).name;
+      }
+      entry["state_maps"] = maps;
+    }
   }
   if (p.property == "P11") {
     nlohmann::json resumes = nlohmann::json::array();
@@ -168,6 +181,7 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
       distributed::ShardedConfig config = distributed::draw_sharded_config(
           p.kind, p.family == fixtures::OperationFamily::optimizer8_step, p.dtype, p.layout, seed, world.size());
       config.fault = plan.fault;
+      config.maps = plan.maps;
       const distributed::ParityTally tally = distributed::run_rank_parity(config, command.steps, world.communicator(), implementation);
       row.wrong_parameters += tally.wrong_parameters;
       row.wrong_gradients += tally.wrong_gradients;
@@ -175,8 +189,9 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
       row.checked += tally.checked;
       if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
     } else if (p.property == "P11") {
-      const distributed::ShardedConfig config = distributed::draw_sharded_config(
+      distributed::ShardedConfig config = distributed::draw_sharded_config(
           p.kind, p.family == fixtures::OperationFamily::optimizer8_step, p.dtype, p.layout, seed, world.size());
+      config.maps = plan.maps;
       std::vector<distributed::ResumeCase> resumes;
       if (command.all_world_pairs) {
         for (int from = 1; from <= world.size(); ++from) {
@@ -326,9 +341,11 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
   const std::vector<std::string> ranks = rank_implementations(plan, size);
   const bool lead = rank == 0;
   if (lead) {
-    std::printf("bitparity sharded: world of %d rank%s (%s) over %s, seed %llu, %d step%s per P6 case%s\n", size,
+    const std::string maps = describe_state_maps(plan.maps);
+    std::printf("bitparity sharded: world of %d rank%s (%s) over %s, seed %llu, %d step%s per P6 case%s%s\n", size,
                 size == 1 ? "" : "s", ranks_summary(ranks).c_str(), communicator_name(plan.communicator), static_cast<unsigned long long>(command.seed), command.steps,
-                command.steps == 1 ? "" : "s", plan.hunted_mutant.empty() ? "" : (", mutant " + plan.hunted_mutant).c_str());
+                command.steps == 1 ? "" : "s", plan.hunted_mutant.empty() ? "" : (", mutant " + plan.hunted_mutant).c_str(),
+                maps.empty() ? "" : (", 8-bit states take " + maps).c_str());
     std::printf("%-4s %-10s %-17s %-5s %-16s %5s %5s %10s %8s %8s %8s %8s\n", "prop", "entry", "target", "dtype", "layout", "ranks",
                 "cases", "elements", "wrong p", "wrong g", "wrong s", "other");
     std::fflush(stdout);

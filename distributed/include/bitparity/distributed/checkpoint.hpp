@@ -26,9 +26,14 @@ enum class CheckpointFault {
   padding_kept,         // the universal form cuts gathered shards by size alone, keeping padding
   states_by_position,   // parameters loaded in the file's order instead of by id
   states_left_on_cpu,   // field bug 4: a parameter's loaded state stays on the CPU whatever its device
+  maps_not_restored,    // 8-bit states decode with the loading optimizer's own maps, not the checkpoint's
 };
 inline constexpr CheckpointFault kCheckpointFaults[] = {CheckpointFault::step_not_restored, CheckpointFault::absmax_not_restored,
-                                                        CheckpointFault::padding_kept, CheckpointFault::states_by_position};
+                                                        CheckpointFault::padding_kept, CheckpointFault::states_by_position,
+                                                        CheckpointFault::maps_not_restored};
+// Killed by P11 where the 8-bit states take maps other than their own (--map); with their own maps
+// it changes nothing.
+inline constexpr CheckpointFault kMapsFault = CheckpointFault::maps_not_restored;
 // Killed by the device-placement test on a GPU (on a CPU-only machine it changes nothing).
 inline constexpr CheckpointFault kDevicePlacementFault = CheckpointFault::states_left_on_cpu;
 std::string_view checkpoint_fault_name(CheckpointFault fault);  // "checkpoint-step-not-restored", ...
@@ -44,8 +49,9 @@ std::string rank_checkpoint_path(const std::string& folder, int rank, int world)
 void save_checkpoint(ShardedOptimizer& optimizer, const std::string& folder, CheckpointFault fault = CheckpointFault::none);
 
 // Collective: every rank reads the universal file and takes its own pieces; the optimizer's groups
-// must hold the same parameters (by id, size and dtype) as the checkpoint. Hyperparameters and the
-// step count come from the checkpoint. Throws Error(invalid_argument) on every rank, the optimizer
+// must hold the same parameters (by id, size and dtype) as the checkpoint. Hyperparameters, the
+// step count and the code maps of 8-bit states come from the checkpoint (as bitsandbytes restores
+// qmap1/qmap2 with the state): a map no registered map equals is registered as checkpoint-map-CRC. Throws Error(invalid_argument) on every rank, the optimizer
 // unchanged, when any rank refuses.
 void load_universal_checkpoint(ShardedOptimizer& optimizer, const std::string& folder,
                                CheckpointFault fault = CheckpointFault::none);
@@ -53,8 +59,8 @@ void load_universal_checkpoint(ShardedOptimizer& optimizer, const std::string& f
 // layout and groups (otherwise: load the universal form).
 void load_rank_checkpoint(ShardedOptimizer& optimizer, const std::string& folder, CheckpointFault fault = CheckpointFault::none);
 
-// One parameter's optimizer state from a universal checkpoint, placed on the parameter's device as
-// torch's Optimizer.load_state_dict moves each state to its parameter's device. The file is checked
+// One parameter's optimizer state from a universal checkpoint (with its code maps), placed on the
+// parameter's device as torch's Optimizer.load_state_dict moves each state to its parameter's device. The file is checked
 // as load_universal_checkpoint checks it, and the parameter's size and dtype against it.
 struct ParameterState {
   OptimizerKind kind = OptimizerKind::adam;

@@ -3,8 +3,9 @@
 // a new optimizer on W' ranks (implementation `after`, possibly another device) loads it and takes
 // n more steps; its gathered parameters and owned gradient and state pieces must be bitwise those
 // of the unsharded run that never stopped, after every step. Same world and layout load the rank
-// shards; any other pair loads the universal form. Worlds smaller than mpirun's are the first
-// ranks of it (MPI sub-communicators); the other ranks wait.
+// shards; any other pair loads the universal form. The loading optimizer starts with its own 8-bit
+// maps: the checkpoint's (config.maps, --map) must come with the states. Worlds smaller than
+// mpirun's are the first ranks of it (MPI sub-communicators); the other ranks wait.
 #include <cstdint>
 #include <string>
 

@@ -48,6 +48,7 @@ struct ShardedConfig {
   OptimizerKind kind = OptimizerKind::adam;
   bool eight_bit = false;
   std::int64_t blocksize = 256;
+  StateMaps maps{};  // 8-bit states: the maps instead of the optimizer's own (a checkpoint's, --map)
   ShardLayout layout = ShardLayout::zero12;
   std::vector<GroupConfig> groups;
   int microbatches = 4;  // gradient contributions per step, dealt to ranks round robin
@@ -106,16 +107,19 @@ class ShardedOptimizer {
   // that cuts the gathered shards into parameters by size alone, keeping the padding.
   WholeParameters whole_parameters(bool keep_padding = false);
   // Local: the groups become `groups` (their hyperparameters included), laid out for this world,
-  // with each parameter's values and states taken from `whole` by id. Every id must be there.
-  void restore(std::vector<GroupConfig> groups, const WholeParameters& whole, std::int64_t completed_steps);
+  // with each parameter's values and states taken from `whole` by id (every id must be there), and
+  // the 8-bit states take `maps` (the checkpoint's).
+  void restore(std::vector<GroupConfig> groups, const WholeParameters& whole, std::int64_t completed_steps, const StateMaps& maps);
   // Local: this rank's shards as saved by a run of the same world, layout and groups (whose
-  // hyperparameters come with them).
-  void restore_shards(std::vector<GroupConfig> groups, std::vector<GroupShardState> shards, std::int64_t completed_steps);
-  // A zeroed shard of group g as this rank lays it out (for loading shards into).
-  GroupShardState empty_group(std::size_t g) const;
+  // hyperparameters come with them), made by empty_group with the same `maps`.
+  void restore_shards(std::vector<GroupConfig> groups, std::vector<GroupShardState> shards, std::int64_t completed_steps,
+                      const StateMaps& maps);
+  // A zeroed shard of group g as this rank lays it out, its 8-bit states taking `maps` (for loading
+  // shards into).
+  GroupShardState empty_group(std::size_t g, const StateMaps& maps) const;
 
  private:
-  GroupShardState make_group(const GroupConfig& group) const;
+  GroupShardState make_group(const GroupConfig& group, const StateMaps& maps) const;
   void regroup(std::int64_t step);
   void place_whole_parameters(const WholeParameters& whole, bool moved_states_zeroed);
   void reduce_gradients(std::int64_t step);

@@ -3,6 +3,7 @@
 // where the values come from. bitparity's built-in maps are described once in code_maps.cpp; more
 // can be registered at run time (a map read from a file, such as a checkpoint's qmap), and every
 // registered map is a QuantFormat that the kernels, the reference and the properties accept.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ const std::vector<CodeMap>& builtin_code_maps();
 // no +0 code, neighbours too far apart for an exact midpoint, more than 256 maps. Register before
 // any run starts: the registry grows, it is never changed.
 QuantFormat register_code_map(const CodeMap& map);
+
+// The registered map with exactly these values (bit for bit, the sign of zero included), if any.
+std::optional<QuantFormat> find_code_map(int bits, const std::vector<float>& values);
 
 // The map of a registered format.
 const CodeMap& code_map(QuantFormat format);

@@ -26,6 +26,17 @@ QuantFormat state8_format(OptimizerKind kind, int state);
 QuantFormat state8_map(OptimizerKind kind, int state, const std::optional<QuantFormat>& chosen);
 bool has_8bit_variant(OptimizerKind kind);
 
+// The 8-bit maps an optimizer's states take instead of its own (`--map`, a checkpoint's
+// qmap1/qmap2): one with negative values for the states that can be negative, one without for the
+// non-negative states (second moments). Empty: the optimizer's own map.
+struct StateMaps {
+  std::optional<QuantFormat> signed_states, nonnegative_states;
+  // The map chosen for state k of `kind`, or empty: the optimizer's own.
+  std::optional<QuantFormat> of_state(OptimizerKind kind, int state) const;
+  bool any() const { return signed_states.has_value() || nonnegative_states.has_value(); }
+  bool operator==(const StateMaps&) const = default;
+};
+
 struct Step8Report {
   bool nonfinite_gradient = false;        // nothing changed
   std::int64_t nonfinite_state_blocks = 0; // blocks whose new state overflowed (absmax NaN, zero codes)

@@ -14,13 +14,15 @@ struct StateOptions {
   bool eight_bit = true;
   std::int64_t blocksize = 256;
   std::int64_t min_8bit_size = 4096;  // smaller tensors keep fp32 states; 0 = always 8-bit
+  StateMaps maps{};                   // 8-bit states: the maps instead of the optimizer's own
 };
 
 enum class StatePath { fp32, eight_bit };
 const char* state_path_name(StatePath path);
 
 // The plan of a tensor's states without allocating them: the path it takes and the bytes of each
-// buffer (fp32: one per state; 8-bit: codes then absmax per state). Validates the block size.
+// buffer (fp32: one per state; 8-bit: codes then absmax per state). Validates the block size and
+// the maps.
 struct StatePlan {
   StatePath path = StatePath::fp32;
   std::vector<std::int64_t> buffer_bytes;

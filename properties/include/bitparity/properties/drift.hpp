@@ -29,6 +29,7 @@ struct DriftReport {
   std::string implementation, optimizer;
   bool eight_bit = false;
   std::int64_t blocksize = 0;
+  std::vector<std::string> state_maps;  // 8-bit: the map of each state, by name
   DType dtype = DType::f32;
   std::int64_t elements = 0;
   std::string hyperparameters;  // every hyperparameter of the run, at step 1
@@ -41,6 +42,7 @@ struct DriftOptions {
   std::uint64_t seed = 1;
   bool eight_bit = false;        // 8-bit blockwise states against the exact 32-bit trajectory
   std::int64_t blocksize = 256;
+  StateMaps maps{};              // 8-bit states: the maps instead of the optimizer's own
   // Hyperparameters set by name over the typical values; each applies to the optimizers that read it.
   std::vector<std::pair<std::string, double>> settings;
   std::function<bool(std::int64_t step)> on_step;  // after each step; false stops the run there

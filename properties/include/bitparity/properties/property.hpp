@@ -19,15 +19,8 @@ namespace bitparity::properties {
 
 class CaseTape;
 
-// The 8-bit maps the optim8 suite's states take instead of the optimizers' own (`--map`, such as a
-// checkpoint's qmap1/qmap2): one with negative values for the states that can be negative, one
-// without for the non-negative states (second moments).
-struct StateMaps {
-  std::optional<QuantFormat> signed_states, nonnegative_states;
-  // The map chosen for state k of `kind`, or empty: the optimizer's own.
-  std::optional<QuantFormat> of_state(OptimizerKind kind, int state) const;
-  bool any() const { return signed_states.has_value() || nonnegative_states.has_value(); }
-};
+// The optim8 suite's states take the StateMaps of kernels/optimizer8.hpp (`--map`).
+using bitparity::StateMaps;
 
 struct PropertyTarget {
   fixtures::Implementation* iut = nullptr;

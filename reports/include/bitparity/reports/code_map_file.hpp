@@ -2,7 +2,10 @@
 // `--map NAME|FILE`: a registered code map by name, or a map read from a file and registered.
 #include <string>
 
+#include <vector>
+
 #include "bitparity/kernels/code_map.hpp"
+#include "bitparity/kernels/optimizer8.hpp"
 
 namespace bitparity::reports {
 
@@ -18,5 +21,14 @@ CodeMap read_code_map_file(const std::string& spec);
 
 // The format `spec` names: a registered map, or a file's map, registered. Throws UsageError.
 QuantFormat resolve_code_map(const std::string& spec);
+
+// The maps of 8-bit states from `--map` specs (`sharded`, `drift`): an 8-bit map with negative
+// values goes to the states that can be negative, one without to the non-negative states (second
+// moments). Throws UsageError for a 4-bit map, a repeated spec or two maps for the same states.
+StateMaps state_maps_option(const std::vector<std::string>& specs);
+// The slot of StateMaps that an 8-bit map fills: signed states when it has negative values.
+std::optional<QuantFormat>& state_map_slot(StateMaps& maps, const CodeMap& map);
+// "maps signed=NAME non-negative=NAME" (empty when neither is set), for run headers.
+std::string describe_state_maps(const StateMaps& maps);
 
 }  // namespace bitparity::reports

@@ -39,6 +39,7 @@ struct DriftCommand {
   std::int64_t every = 50;
   bool eight_bit = false;
   std::int64_t blocksize = 256;
+  std::vector<std::string> maps;      // 8-bit states: maps instead of the optimizers' own (--map)
   std::vector<std::string> settings;  // NAME=VALUE hyperparameters over the typical values
   std::uint64_t seed = 1;
   std::string json_path;
@@ -76,6 +77,7 @@ struct ShardedCommand {
   std::string checkpoint_dir;       // P11: where checkpoints go (default: a temporary folder, removed after)
   std::string resume_implementation;  // P11: the implementation after loading (default: the same)
   bool all_world_pairs = false;     // P11: every (W, W') in 1..size per case instead of one drawn pair
+  std::vector<std::string> maps;    // 8-bit states (P6, P11): the maps instead of the optimizers' own
 };
 
 // `bitparity checkpoint inspect FILE`: a checkpoint's header, tensors, checksums and layout.
