@@ -139,6 +139,18 @@ TEST_F(CodeMapFile, SafetensorsTensorsAreReadByName) {
   EXPECT_EQ(read_code_map_file(single).name, "one.qmap1");
   EXPECT_NE(refusal(write("garbage.safetensors", "not a safetensors file")).find("garbage.safetensors"), std::string::npos);
 }
+
+// A bitsandbytes-style 8-bit state as the reference safetensors implementation wrote it
+// (fixtures/interchange/safetensors): its qmap1/qmap2 are bitsandbytes' x86 maps, bit for bit.
+TEST_F(CodeMapFile, MapsOfAStateTheReferenceWroteAreReadBitForBit) {
+  const std::string path = std::string(BITPARITY_INTERCHANGE_DIR) + "/written_by_reference/bnb_state.safetensors";
+  for (const auto& [tensor, format] : {std::pair{"qmap1", QuantFormat::dynamic8_signed_fused},
+                                       std::pair{"qmap2", QuantFormat::dynamic8_unsigned_fused}}) {
+    const CodeMap map = read_code_map_file(path + ":" + tensor);
+    EXPECT_EQ(find_code_map(8, map.values), format) << tensor;
+  }
+  EXPECT_NE(refusal(path).find("name one as"), std::string::npos) << "qmap1 and qmap2 are both candidates";
+}
 #endif
 
 }  // namespace
