@@ -18,6 +18,7 @@
 #   ranks.sh BITPARITY maps W MAPS       P6 and P11 with 8-bit states on the maps MAPS (signed,unsigned)
 #                                        instead of the optimizers' own, every world pair; a loader
 #                                        that keeps its own maps (checkpoint-maps-not-restored) is killed
+#   ranks.sh BITPARITY check-suite W SUITE  `check --suite SUITE` (storage, resume, sharded) over W ranks
 #   ranks.sh BITPARITY checkpoint W DIR  checkpoint inspect: a good file passes, a flipped byte fails
 #                                        (exit 1, MISMATCH), a truncated file is refused (exit 2)
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
@@ -131,6 +132,11 @@ case "$kind" in
     code=$?
     tail -n 2 "$out"
     [ "$code" -eq 0 ] && grep -q "mutant checkpoint-maps-not-restored: killed" "$out" || fail "checkpoint-maps-not-restored survived (exit $code)"
+    ;;
+  check-suite)
+    mpirun -np "$world" "$bin" check --suite "$arg" --seed 4 >"$out" 2>&1 || { tail -n 8 "$out"; fail "check --suite $arg failed (exit $?)"; }
+    tail -n 1 "$out"
+    grep -q "on $world ranks, 0 failed" "$out" || fail "check --suite $arg did not run over $world ranks"
     ;;
   checkpoint)
     rm -rf "$arg"

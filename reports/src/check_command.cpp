@@ -8,6 +8,7 @@
 #include "bitparity/properties/property.hpp"
 #include "bitparity/reports/check_run.hpp"
 #include "bitparity/reports/cli_checks.hpp"
+#include "bitparity/reports/check_over_ranks.hpp"
 #include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
@@ -237,7 +238,9 @@ nlohmann::json check_document(const std::vector<CheckRow>& rows, const CheckOpti
 
 void add_check_command(CLI::App& app, CheckCommand& command) {
   auto* check = app.add_subcommand("check", "run the properties over the registry and print one row per property x entry x dtype x device");
-  check->add_option("--suite", command.suite_names, "quant, optim32, optim8 or conversions (repeatable; default all)");
+  check->add_option("--suite", command.suite_names,
+                    "quant, optim32, optim8 or conversions (repeatable; default all); or, in a check of their own and under "
+                    "`mpirun -np W` for W > 1, the suites over ranks: storage (P10), resume (P11), sharded (P6)");
   check->add_option("--property", command.requested.properties, "only these property ids, e.g. P1 or P5q (repeatable)");
   check->add_option("--device", command.requested.devices, "cpu, cuda:N or all (repeatable; default cpu)");
   check->add_option("--implementation", command.requested.devices,
@@ -257,8 +260,10 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   check->add_option("--block-size", command.requested.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
   check->add_option("--seconds", command.requested.seconds, "total time budget shared by the rows (default: fixed case counts)")
       ->check(seconds_in(1e7));
-  check->add_option("--cases", command.requested.cases_per_block_size, "random cases per block size when no --seconds is given (default 3)")
-      ->check(integer_in(1, 100000000));
+  check->add_option("--cases", command.requested.cases_per_block_size,
+                    "random cases per block size when no --seconds is given (default 3; suites over ranks: per row, default 1)")
+      ->check(integer_in(1, 100000000))
+      ->each([&command](const std::string&) { command.cases_given = true; });
   check->add_option("--seed", command.requested.seed, "run seed; each row's seed derives from it and the row (default 1)")
       ->check(seed_value());
   check->add_option("--json", command.json_path, "write the results as JSON to this file (checked before the run)")
@@ -268,6 +273,11 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
 }
 
 int run_check_command(const CheckCommand& command) {
+  if (std::any_of(command.suite_names.begin(), command.suite_names.end(), is_suite_over_ranks)) {
+    const ShardedCommand sharded = sharded_command_of_check(command);
+    if (gpu_required(command.require_gpu)) require_usable_gpu();
+    return run_sharded_command(sharded);
+  }
   bool asked_all = false;
   const CheckOptions options = resolve_check_selection(command, asked_all);
   const bool require = gpu_required(command.require_gpu);

@@ -19,6 +19,7 @@ struct CheckCommand {
   std::vector<std::string> maps;         // --map NAME|FILE, resolved into requested.formats
   std::string json_path;
   bool json_given = false;  // --json was given (an empty path is refused, not ignored)
+  bool cases_given = false;  // --cases was given (the suites over ranks keep their own default)
   bool require_gpu = false;
 };
 

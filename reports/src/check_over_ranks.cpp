@@ -1,0 +1,61 @@
+// `bitparity check --suite storage|resume|sharded`: the suites that run over ranks are checked by
+// the sharded runner (P10, P11, P6), under `mpirun -np W` for W > 1 and on one rank without it. The
+// check's own options carry over where they mean the same thing; the others are refused.
+#include "bitparity/reports/check_over_ranks.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "bitparity/reports/errors.hpp"
+
+namespace bitparity::reports {
+
+namespace {
+
+const std::map<std::string, std::string> kPropertyOfSuite = {{"storage", "P10"}, {"resume", "P11"}, {"sharded", "P6"}};
+
+}  // namespace
+
+bool is_suite_over_ranks(const std::string& name) { return kPropertyOfSuite.count(name) != 0; }
+
+ShardedCommand sharded_command_of_check(const CheckCommand& check) {
+  const auto& names = check.suite_names;
+  const CheckOptions& asked = check.requested;
+  ShardedCommand sharded;
+  std::string suites;
+  for (const auto& name : names) {
+    if (!is_suite_over_ranks(name)) {
+      throw UsageError("suite " + name + " runs in one process and suites storage, resume and sharded run over ranks; check "
+                       "them in two runs (`check --suite " + name + "`, then `mpirun -np W bitparity check --suite ...`)");
+    }
+    sharded.properties.push_back(kPropertyOfSuite.at(name));
+    suites += (suites.empty() ? "" : ", ") + name;
+  }
+  for (const auto& id : asked.properties) {
+    if (std::find(sharded.properties.begin(), sharded.properties.end(), id) == sharded.properties.end()) {
+      throw UsageError("--property " + id + " is not a property of suite " + suites + " (storage: P10, resume: P11, sharded: P6)");
+    }
+  }
+  if (!asked.properties.empty()) sharded.properties = asked.properties;
+  if (asked.devices.size() > 1) {
+    throw UsageError("the suites over ranks run one implementation on every rank; give one --device (a mixed world: "
+                     "`sharded --rank-implementation 0=cuda:0`)");
+  }
+  if (!asked.devices.empty()) {
+    if (asked.devices.front() == "all") throw UsageError("--device all: the suites over ranks run one device on every rank; name it");
+    sharded.implementation = asked.devices.front();
+  }
+  if (!asked.block_sizes.empty()) throw UsageError("--block-size: the suites over ranks draw block sizes per case; drop it");
+  if (asked.seconds > 0) throw UsageError("--seconds: the suites over ranks run fixed case counts; use --cases");
+  if (asked.verbose) throw UsageError("--verbose: the suites over ranks print every row; drop it");
+  sharded.optimizers = asked.optimizers;
+  sharded.formats = asked.formats;
+  sharded.dtypes = asked.dtypes;
+  sharded.maps = check.maps;
+  sharded.seed = asked.seed;
+  if (check.cases_given) sharded.cases = asked.cases_per_block_size;
+  if (check.json_given) sharded.json = check.json_path;
+  return sharded;
+}
+
+}  // namespace bitparity::reports
