@@ -94,6 +94,7 @@ std::string_view storage_fault_name(StorageFault fault) {
     case StorageFault::nan_canonicalising_copy: return "storage-nan-canonicalising-copy";
     case StorageFault::padding_from_wrong_end: return "storage-padding-from-wrong-end";
     case StorageFault::absmax_wrong_block_map: return "storage-absmax-wrong-block-map";
+    case StorageFault::frozen_weight_stepped: return "storage-frozen-weight-stepped";
   }
   return "?";
 }
@@ -105,6 +106,8 @@ std::string_view storage_fault_description(StorageFault fault) {
     case StorageFault::nan_canonicalising_copy: return "a copy that writes every NaN pattern as the canonical NaN";
     case StorageFault::padding_from_wrong_end: return "shard padding placed before the data instead of after it";
     case StorageFault::absmax_wrong_block_map: return "absmax blocks dealt round robin but gathered as contiguous chunks";
+    case StorageFault::frozen_weight_stepped:
+      return "the optimizer steps the frozen quantized storage with the unit's adapter (zero gradient, weight decay)";
   }
   return "";
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <random>
 
+#include "bitparity/distributed/adapter_step.hpp"
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/fixtures/host_tensor.hpp"
 #include "bitparity/kernels/quantize.hpp"
@@ -101,6 +102,7 @@ void note(StorageTally& tally, const std::string& what) {
 StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed, Communicator& communicator,
                                 fixtures::Implementation& implementation, StorageFault fault) {
   check_compute_dtype(target.compute_dtype);
+  if (target.grad_dtype) check_trainable_unit(target.storage_dtype, *target.grad_dtype);
   const StoredWeight original = draw_weight(target, seed, communicator.size(), implementation);
   const StoredWeight regathered = shard_and_regather(original, target.layout, communicator, fault);
   StorageTally tally;
@@ -134,10 +136,35 @@ StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed,
       note(tally, "dequantized element " + std::to_string(i) + " changed on rank " + std::to_string(rank) + " (" + shape + ")");
     }
   }
+  if (target.grad_dtype) {
+    set_activity("a training step of the unit's adapter");
+    const AdapterStepResult step = step_unit_with_adapter(original, target.layout, *target.grad_dtype, seed, communicator, implementation, fault);
+    const std::string unit = shape + ", adapter of " + std::to_string(step.adapter_numel) + " with " + dtype_name(*target.grad_dtype) + " gradients";
+    for (std::size_t i = 0; i < original.storage.size(); ++i) {
+      ++tally.checked;
+      if (original.storage[i] != step.storage[i]) {
+        ++tally.wrong_bytes;
+        char text[160];
+        std::snprintf(text, sizeof text, "storage byte %zu is 0x%02x, was 0x%02x after the adapter's step on rank %d", i,
+                      step.storage[i], original.storage[i], rank);
+        note(tally, std::string(text) + " (" + unit + ")");
+      }
+    }
+    const std::size_t size = static_cast<std::size_t>(dtype_storage_bytes(original.storage_dtype, 1));
+    for (std::size_t i = 0; i < step.adapter.size(); i += size) {
+      ++tally.checked;
+      if (std::memcmp(&step.adapter[i], &step.expected[i], size) != 0) {
+        ++tally.wrong_adapter;
+        note(tally, "adapter element " + std::to_string(i / size) + " differs from the unsharded step on rank " + std::to_string(rank) +
+                        " (" + unit + ")");
+      }
+    }
+  }
   set_activity("summing the wrong bytes of every rank");
   StorageTally total = tally;
   total.wrong_bytes = communicator.all_reduce_sum(tally.wrong_bytes);
   total.wrong_dequantized = communicator.all_reduce_sum(tally.wrong_dequantized);
+  total.wrong_adapter = communicator.all_reduce_sum(tally.wrong_adapter);
   total.checked = communicator.all_reduce_sum(tally.checked);
   return total;
 }

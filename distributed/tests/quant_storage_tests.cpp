@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 
+#include "bitparity/distributed/adapter_step.hpp"
 #include "bitparity/distributed/quant_storage.hpp"
 #include "bitparity/kernels/errors.hpp"
 
@@ -25,6 +26,16 @@ TEST(QuantStorage, RefusesGradientsOnIntegerStorage) {
   EXPECT_NE(why.find("gradients on integer storage"), std::string::npos) << why;
   EXPECT_NE(why.find("f16, bf16 or f32"), std::string::npos) << why;
   EXPECT_EQ(refusal([] { store_packed_codes(std::vector<std::uint8_t>(8), {1.0f}, QuantFormat::nf4, 16, 64, DType::bf16, 1, true); }), "");
+}
+
+// An FSDP unit that trains an adapter beside the quantized weight: u8 storage and non-float grad
+// dtypes are refused before anything is stepped.
+TEST(QuantStorage, RefusesATrainableUnitOnIntegerStorage) {
+  const std::string why = refusal([] { check_trainable_unit(DType::u8, DType::f32); });
+  EXPECT_NE(why.find("gradients on integer storage"), std::string::npos) << why;
+  EXPECT_NE(why.find("set quant_storage to the adapter's dtype"), std::string::npos) << why;
+  EXPECT_NE(refusal([] { check_trainable_unit(DType::bf16, DType::u8); }).find("not a float dtype"), std::string::npos);
+  EXPECT_EQ(refusal([] { check_trainable_unit(DType::f16, DType::bf16); }), "");
 }
 
 TEST(QuantStorage, RefusesPackedBytesThatTheStorageElementDoesNotDivide) {

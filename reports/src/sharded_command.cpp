@@ -32,6 +32,9 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_option("--format", command.formats, "only these quantization formats, P2r (repeatable)");
   sharded->add_option("--dtype", command.dtypes, "parameter (P10: compute) dtypes: f32, f16, bf16 (repeatable; default all)");
   sharded->add_option("--storage", command.storages, "P10 quant_storage dtypes: u8, f16, bf16, f32 (repeatable; default all)");
+  sharded->add_option("--grad-dtype", command.grad_dtypes,
+                      "P10: none (the quantized weight alone, frozen) or f32, f16, bf16: the unit also trains an adapter with "
+                      "gradients of that dtype, as FSDP-QLoRA does (repeatable; default all; u8 storage only with none)");
   sharded->add_option("--layout", command.layouts,
                       "zero-1/2, zero-3, per-parameter (P6, P11), chunk+all_gather (P2r), fsdp1-flat or fsdp2-dim0 (P10) "
                       "(repeatable; default all)");
@@ -197,7 +200,9 @@ std::string ShardedRowPlan::entry() const {
 }
 
 std::string ShardedRowPlan::target() const {
-  if (property == "P10") return std::string(quant_format_info(format).name) + "@" + dtype_name(storage);
+  if (property == "P10") {
+    return std::string(quant_format_info(format).name) + "@" + dtype_name(storage) + (grad ? std::string("+grad ") + dtype_name(*grad) : "");
+  }
   if (family == OperationFamily::convert) return "-";
   if (family == OperationFamily::quantize || family == OperationFamily::dequantize) return std::string(quant_format_info(format).name);
   return std::string(optimizer_info(kind).name);
@@ -286,6 +291,19 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
                                  }
                                  throw UsageError("unknown quant_storage dtype '" + name + "'; use u8, f16, bf16 or f32");
                                }, "--storage");
+  const auto grads = chosen(command.grad_dtypes,
+                            std::vector<std::optional<DType>>{std::nullopt, DType::f32, DType::f16, DType::bf16},
+                            [](const std::string& name) -> std::optional<DType> {
+                              if (name == "none") return std::nullopt;
+                              if (name == "f32" || name == "f16" || name == "bf16") return parse_dtype(name);
+                              throw UsageError("unknown grad dtype '" + name + "'; use none (a frozen weight), f32, f16 or bf16");
+                            }, "--grad-dtype");
+  const bool u8_named = std::find(command.storages.begin(), command.storages.end(), "u8") != command.storages.end();
+  if (u8_named && !command.grad_dtypes.empty() && std::none_of(grads.begin(), grads.end(), [](const auto& g) { return !g; })) {
+    throw UsageError("--storage u8 with --grad-dtype: gradients on integer storage; an FSDP unit that trains an adapter flattens "
+                     "it with the quantized weight into one dtype, and u8 cannot carry a gradient; store it in f16, bf16 or f32, "
+                     "or add --grad-dtype none");
+  }
   const std::vector<int> bits = command.state_bits.empty() ? std::vector<int>{32, 8} : command.state_bits;
   if (command.state_bits == std::vector<int>{8} && !kinds.empty() &&
       std::none_of(kinds.begin(), kinds.end(), [](OptimizerKind k) { return has_8bit_variant(k); })) {
@@ -356,10 +374,14 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
         for (DType dtype : dtypes) {
           for (auto layout : distributed::kStorageLayouts) {
             if (!wanted(std::string(distributed::storage_layout_name(layout)))) continue;
-            ShardedRowPlan row{"P10", OperationFamily::dequantize, {}, format, dtype, {}};
-            row.storage = storage;
-            row.storage_layout = layout;
-            plan.rows.push_back(row);
+            for (const std::optional<DType>& grad : grads) {
+              if (grad && storage == DType::u8) continue;  // refused: u8 cannot carry a gradient
+              ShardedRowPlan row{"P10", OperationFamily::dequantize, {}, format, dtype, {}};
+              row.storage = storage;
+              row.storage_layout = layout;
+              row.grad = grad;
+              plan.rows.push_back(row);
+            }
           }
         }
       }

@@ -32,12 +32,14 @@ struct ShardedRow {
   int cases = 0;
   std::int64_t checked = 0, wrong_parameters = 0, wrong_gradients = 0, wrong_states = 0;  // P6
   std::int64_t wrong_elements = 0, refused = 0, disagreeing_ranks = 0;                  // P2r (P10: dequantized)
+  std::int64_t wrong_adapter = 0;                                                       // P10 with a grad dtype
   std::int64_t wrong_bytes = 0;                                                          // P10: storage and absmax
   std::vector<distributed::ResumeCase> resumes;
   std::int64_t refused_resumes = 0;  // P11: a save or load of a correct checkpoint refused                                          // P11: each case's worlds
   std::string counterexample;  // the lowest rank's first finding
   std::int64_t wrong() const {
-    return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + disagreeing_ranks + wrong_bytes + refused_resumes;
+    return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + wrong_adapter + disagreeing_ranks + wrong_bytes +
+           refused_resumes;
   }
 };
 
@@ -72,7 +74,8 @@ std::string replay_command(const ShardedRow& row, const ShardedCommand& command,
   const ShardedRowPlan& p = *row.plan;
   std::string text = "mpirun -np " + std::to_string(world) + " bitparity sharded --property " + p.property;
   if (p.property == "P10") {
-    text += " --format " + std::string(quant_format_info(p.format).name) + " --storage " + dtype_name(p.storage);
+    text += " --format " + std::string(quant_format_info(p.format).name) + " --storage " + dtype_name(p.storage) +
+            " --grad-dtype " + (p.grad ? dtype_name(*p.grad) : "none");
   } else if (p.family == fixtures::OperationFamily::quantize || p.family == fixtures::OperationFamily::dequantize) {
     text += " --format " + p.target();
   } else if (p.family != fixtures::OperationFamily::convert) {
@@ -148,8 +151,10 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
   } else if (p.property == "P6") {
   } else if (p.property == "P10") {
     entry["storage"] = dtype_name(p.storage);
+    entry["grad_dtype"] = p.grad ? dtype_name(*p.grad) : "none";
     entry["wrong_bytes"] = row.wrong_bytes;
     entry["wrong_dequantized"] = row.wrong_elements;
+    entry["wrong_adapter"] = row.wrong_adapter;
   } else {
     entry["refused_views"] = row.refused;
     entry["disagreeing_ranks"] = row.disagreeing_ranks;
@@ -221,10 +226,11 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
         }
       }
     } else if (p.property == "P10") {
-      const distributed::StorageTarget target{p.format, p.storage, p.dtype, p.storage_layout};
+      const distributed::StorageTarget target{p.format, p.storage, p.dtype, p.storage_layout, p.grad};
       const distributed::StorageTally tally =
           distributed::run_storage_parity(target, seed, world.communicator(), implementation, plan.storage_fault);
       row.wrong_elements += tally.wrong_dequantized;
+      row.wrong_adapter += tally.wrong_adapter;
       row.wrong_bytes += tally.wrong_bytes;
       row.checked += tally.checked;
       if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
@@ -370,7 +376,8 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     if (lead) {
       // P2r's wrong elements go in "wrong p" (the entry point's outputs); "other": disagreeing ranks
       // (P2r) and views refused with an error (not wrong, shown as r=N).
-      // P10: wrong dequantized elements in "wrong p", wrong storage and absmax bytes in "other" (b=N).
+      // P10: wrong dequantized elements in "wrong p", wrong adapter elements in "wrong s", wrong storage
+      // and absmax bytes in "other" (b=N).
       const bool stepped = p.property == "P6" || p.property == "P11";
       std::string other = p.property == "P6" ? "-"
                           : p.property == "P11" ? "r=" + std::to_string(row.refused_resumes)
@@ -382,7 +389,9 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                   static_cast<long long>(row.checked),
                   static_cast<long long>(stepped ? row.wrong_parameters : row.wrong_elements),
                   stepped ? std::to_string(row.wrong_gradients).c_str() : "-",
-                  stepped ? std::to_string(row.wrong_states).c_str() : "-", other.c_str());
+                  stepped ? std::to_string(row.wrong_states).c_str()
+                  : p.property == "P10" && p.grad ? std::to_string(row.wrong_adapter).c_str() : "-",
+                  other.c_str());
       std::fflush(stdout);
     }
     rows.push_back(row);

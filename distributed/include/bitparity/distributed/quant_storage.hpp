@@ -26,9 +26,11 @@ enum class StorageFault {
   nan_canonicalising_copy,  // every NaN pattern copied as the dtype's canonical NaN
   padding_from_wrong_end,   // the shard padding placed before the data instead of after it
   absmax_wrong_block_map,   // absmax blocks dealt to ranks round robin but gathered as contiguous chunks
+  frozen_weight_stepped,    // the optimizer steps the frozen storage with the unit's adapter (zero gradient)
 };
 inline constexpr StorageFault kStorageFaults[] = {StorageFault::float_conversion_copy, StorageFault::nan_canonicalising_copy,
-                                                  StorageFault::padding_from_wrong_end, StorageFault::absmax_wrong_block_map};
+                                                  StorageFault::padding_from_wrong_end, StorageFault::absmax_wrong_block_map,
+                                                  StorageFault::frozen_weight_stepped};
 std::string_view storage_fault_name(StorageFault fault);  // "storage-float-conversion-copy", ...
 std::string_view storage_fault_description(StorageFault fault);
 bool is_storage_fault_name(std::string_view name);

@@ -62,6 +62,7 @@ struct ShardedCommand {
   std::vector<std::string> properties;  // P6, P2r, P10, P11 (default all)
   std::vector<std::string> optimizers, formats, dtypes, layouts;
   std::vector<std::string> storages;  // P10 quant_storage dtypes: u8, f16, bf16, f32 (default all)
+  std::vector<std::string> grad_dtypes;  // P10: none (frozen) or the adapter's gradient dtype (default all)
   std::vector<int> state_bits;  // 32 and/or 8
   std::string implementation = "cpu";            // on every rank, unless --rank-implementation names it
   std::vector<std::string> rank_implementations;  // R=NAME: rank R runs NAME (a mixed world)
