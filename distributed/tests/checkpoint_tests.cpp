@@ -18,6 +18,7 @@
 #include "bitparity/distributed/rank_parity.hpp"
 #include "bitparity/distributed/safetensors.hpp"
 #include "bitparity/distributed/solo_communicator.hpp"
+#include "bitparity/fixtures/host_tensor.hpp"
 #include "device_placement_support.hpp"
 #include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
@@ -224,6 +225,14 @@ TEST(Checkpoint, StatesComeBackWithTheMapsTheyWereWrittenWith) {
       load_rank_checkpoint(loaded.optimizer, folder.string());
     }
     EXPECT_EQ(loaded.optimizer.config().maps, fused);
+    // One parameter's state alone (load_parameter_state) comes with the maps too.
+    const GroupConfig& group = saved.config.groups.front();
+    fixtures::HostTensor param = fixtures::HostTensor::buffer(group.param_dtype, group.parameters.front().numel);
+    const ParameterState one = load_parameter_state(universal_checkpoint_path(folder.string()), group.parameters.front().id, param.view());
+    const auto quantized = one.state->quantized_states();
+    ASSERT_EQ(quantized.size(), 2u);
+    EXPECT_EQ(quantized[0].map, QuantFormat::dynamic8_signed_fused);
+    EXPECT_EQ(quantized[1].map, QuantFormat::dynamic8_unsigned_fused);
     saved.steps(2);
     loaded.steps(2);
     const auto a = saved.optimizer.whole_parameters(), b = loaded.optimizer.whole_parameters();

@@ -23,7 +23,11 @@ ShardedCommand sharded_command_of_check(const CheckCommand& check) {
   const CheckOptions& asked = check.requested;
   ShardedCommand sharded;
   std::string suites;
-  for (const auto& name : names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), name) != names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw UsageError("--suite " + name + " given twice");
+    }
     if (!is_suite_over_ranks(name)) {
       throw UsageError("suite " + name + " runs in one process and suites storage, resume and sharded run over ranks; check "
                        "them in two runs (`check --suite " + name + "`, then `mpirun -np W bitparity check --suite ...`)");
