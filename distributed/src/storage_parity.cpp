@@ -97,6 +97,19 @@ void note(StorageTally& tally, const std::string& what) {
   if (tally.first_wrong.empty()) tally.first_wrong = what;
 }
 
+// Every storage byte against the original's; `after` says what the bytes went through.
+void compare_storage(const std::vector<std::uint8_t>& original, const std::vector<std::uint8_t>& now, const char* after, int rank,
+                     const std::string& what, StorageTally& tally) {
+  for (std::size_t i = 0; i < original.size(); ++i) {
+    ++tally.checked;
+    if (original[i] == now[i]) continue;
+    ++tally.wrong_bytes;
+    char text[160];
+    std::snprintf(text, sizeof text, "storage byte %zu is 0x%02x, was 0x%02x after %s on rank %d", i, now[i], original[i], after, rank);
+    note(tally, std::string(text) + " (" + what + ")");
+  }
+}
+
 }  // namespace
 
 StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed, Communicator& communicator,
@@ -110,16 +123,7 @@ StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed,
   const std::string shape = "storage [" + std::to_string(original.rows) + ", " + std::to_string(original.columns) + "] " +
                             dtype_name(original.storage_dtype) + ", " + std::to_string(original.numel) + " codes, block " +
                             std::to_string(original.blocksize);
-  for (std::size_t i = 0; i < original.storage.size(); ++i) {
-    ++tally.checked;
-    if (original.storage[i] != regathered.storage[i]) {
-      ++tally.wrong_bytes;
-      char text[160];
-      std::snprintf(text, sizeof text, "storage byte %zu is 0x%02x, was 0x%02x after regathering on rank %d", i,
-                    regathered.storage[i], original.storage[i], rank);
-      note(tally, std::string(text) + " (" + shape + ")");
-    }
-  }
+  compare_storage(original.storage, regathered.storage, "regathering", rank, shape, tally);
   for (std::size_t b = 0; b < original.absmax.size(); ++b) {
     ++tally.checked;
     if (std::memcmp(&original.absmax[b], &regathered.absmax[b], sizeof(float)) != 0) {
@@ -140,16 +144,7 @@ StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed,
     set_activity("a training step of the unit's adapter");
     const AdapterStepResult step = step_unit_with_adapter(original, target.layout, *target.grad_dtype, seed, communicator, implementation, fault);
     const std::string unit = shape + ", adapter of " + std::to_string(step.adapter_numel) + " with " + dtype_name(*target.grad_dtype) + " gradients";
-    for (std::size_t i = 0; i < original.storage.size(); ++i) {
-      ++tally.checked;
-      if (original.storage[i] != step.storage[i]) {
-        ++tally.wrong_bytes;
-        char text[160];
-        std::snprintf(text, sizeof text, "storage byte %zu is 0x%02x, was 0x%02x after the adapter's step on rank %d", i,
-                      step.storage[i], original.storage[i], rank);
-        note(tally, std::string(text) + " (" + unit + ")");
-      }
-    }
+    compare_storage(original.storage, step.storage, "the adapter's step", rank, unit, tally);
     const std::size_t size = static_cast<std::size_t>(dtype_storage_bytes(original.storage_dtype, 1));
     for (std::size_t i = 0; i < step.adapter.size(); i += size) {
       ++tally.checked;
