@@ -1,5 +1,5 @@
-// 8-bit blockwise optimizer entry point: validation, the non-finite gradient policy, and the CPU
-// launcher (one quant block per task: a pass for the new states and their absmax, a pass that stores).
+// 8-bit blockwise optimizer entry point: validation and the non-finite gradient policy. The CPU
+// launcher is optim8_cpu.cpp.
 #include "bitparity/kernels/optimizer8.hpp"
 
 #include <algorithm>
@@ -62,48 +62,6 @@ double state_bytes_per_element_8bit(OptimizerKind kind, std::int64_t blocksize) 
 
 double state_bytes_per_element_32bit(OptimizerKind kind) { return optimizer_info(kind).states * 4.0; }
 
-namespace cpu {
-
-void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, std::int64_t& nonfinite_blocks) {
-  const CodeTable tables[3] = {code_table(p.state_format[0]), code_table(p.state_format[1]), code_table(p.state_format[2])};
-  const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
-  std::vector<std::uint8_t> flagged(static_cast<std::size_t>(blocks), 0);
-  const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
-  detail::split_launches(blocks, per_launch, [&](std::int64_t first, std::int64_t last) {
-    detail::parallel_for(first, last, launch.threads, std::max<std::int64_t>(1, 16384 / p.blocksize), [&](std::int64_t b) {
-      with_optimizer_kind(p.base.kind, [&](auto kind) {
-        constexpr OptimizerKind K = decltype(kind)::value;
-        constexpr int states = state_count(K);
-        const std::int64_t begin = block_begin(b, p.blocksize), end = block_end(b, p.blocksize, p.base.numel);
-        float old_absmax[3] = {0, 0, 0};
-        for (int k = 0; k < states; ++k) old_absmax[k] = p.absmax[k][b];
-        BlockScan scans[3];
-        // Pass 1's element values, kept for pass 2 (recomputing them gives the same bits).
-        thread_local std::vector<ElementValues> computed;
-        computed.resize(static_cast<std::size_t>(end - begin));
-        for (std::int64_t i = begin; i < end; ++i) {
-          const ElementValues e = optim8_element<K>(p, tables, old_absmax, i);
-          for (int k = 0; k < states; ++k) scan_element(scans[k], e.s[k]);
-          computed[static_cast<std::size_t>(i - begin)] = e;
-        }
-        float new_absmax[3] = {0, 0, 0};
-        bool nonfinite[3] = {false, false, false};
-        for (int k = 0; k < states; ++k) {
-          nonfinite[k] = scans[k].nonfinite;
-          new_absmax[k] = new_block_absmax(scans[k]);
-          flagged[b] = flagged[b] || nonfinite[k];
-        }
-        for (std::int64_t i = begin; i < end; ++i) {
-          optim8_store<K>(p, tables, new_absmax, nonfinite, i, computed[static_cast<std::size_t>(i - begin)]);
-        }
-        for (int k = 0; k < states; ++k) p.absmax[k][b] = new_absmax[k];
-      });
-    });
-  });
-  for (auto f : flagged) nonfinite_blocks += f;
-}
-
-}  // namespace cpu
 
 Optimizer8Params prepare_optimizer8_step(OptimizerKind kind, const Hyperparameters& h, const TensorView& param,
                                          const TensorView& grad, const std::vector<QuantizedState>& states,

@@ -48,7 +48,7 @@ void index_buckets(CodeTable& table, std::string_view name) {
                                                    " midpoints, more than the search window of " +
                                                    std::to_string(kBucketWindow - 1));
     }
-    table.bucket_low[bucket] = static_cast<std::uint8_t>(low);
+    table.bucket_low[bucket] = low;
   }
 }
 
@@ -90,7 +90,7 @@ CodeTable build_table(const CodeMap& map) {
   for (int code : order) {
     if (table.sorted_count > 0 && values[code] == table.sorted_values[table.sorted_count - 1]) continue;
     table.sorted_values[table.sorted_count] = values[code];
-    table.sorted_codes[table.sorted_count] = static_cast<std::uint8_t>(code);
+    table.sorted_codes[table.sorted_count] = code;
     ++table.sorted_count;
   }
   if (table.sorted_count < 2) throw Error(ErrorCode::invalid_argument, prefix + "needs at least two distinct values");

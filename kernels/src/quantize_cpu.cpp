@@ -10,7 +10,9 @@ constexpr std::int64_t kElementsPerTask = 1 << 14;  // below this, threads cost 
 // The block bodies compiled for the baseline ISA and for AVX2 and AVX-512, picked at load time by
 // the CPU (GCC function multiversioning). Vector IEEE arithmetic gives the scalar bits, and
 // nothing contracts (-ffp-contract=off), so the choice changes speed only; P2 and P5 compare.
-#define BITPARITY_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+// This file is compiled with -fno-trapping-math (kernels/CMakeLists.txt): it changes no value, and
+// lets the compiler evaluate both sides of a select, which vectorizing the searches needs.
+#define BITPARITY_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4"), flatten))
 
 BITPARITY_CPU_CLONES void dequantize_block_f32(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
   dequantize_block<DType::f32>(table, p, block);
@@ -20,6 +22,27 @@ BITPARITY_CPU_CLONES void dequantize_block_f16(const CodeTable& table, const Deq
 }
 BITPARITY_CPU_CLONES void dequantize_block_bf16(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
   dequantize_block<DType::bf16>(table, p, block);
+}
+
+BITPARITY_CPU_CLONES void quantize_block_f32(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  quantize_block<DType::f32>(table, p, block);
+}
+BITPARITY_CPU_CLONES void quantize_block_f16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  quantize_block<DType::f16>(table, p, block);
+}
+BITPARITY_CPU_CLONES void quantize_block_bf16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  quantize_block<DType::bf16>(table, p, block);
+}
+
+template <DType D>
+void quantize_block_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  if constexpr (D == DType::f16) {
+    quantize_block_f16(table, p, block);
+  } else if constexpr (D == DType::bf16) {
+    quantize_block_bf16(table, p, block);
+  } else {
+    quantize_block_f32(table, p, block);
+  }
 }
 
 template <DType D>
@@ -40,7 +63,7 @@ void quantize(const CodeTable& table, const QuantizeParams& params, const Launch
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
     with_float_dtype(params.input_dtype, [&](auto dtype) {
       detail::parallel_for(first, last, launch.threads, min_blocks,
-                           [&](std::int64_t block) { quantize_block<dtype.value>(table, params, block); });
+                           [&](std::int64_t block) { quantize_block_of<dtype.value>(table, params, block); });
     });
   });
 }

@@ -9,23 +9,16 @@
 
 namespace bitparity {
 
-// Exact widening conversions.
+// Exact widening conversions. The cases are selects, so that a loop of them vectorizes.
 BP_HD float f16_to_float(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t exponent = (h >> 10) & 0x1Fu;
-  std::uint32_t mantissa = h & 0x3FFu;
-  if (exponent == 0x1Fu) return float_from_bits(sign | 0x7F800000u | (mantissa << 13));
-  if (exponent == 0) {
-    if (mantissa == 0) return float_from_bits(sign);
-    int e = -14;  // a subnormal is 0.mantissa * 2^-14: normalise it
-    while ((mantissa & 0x400u) == 0) {
-      mantissa <<= 1;
-      --e;
-    }
-    mantissa &= 0x3FFu;
-    return float_from_bits(sign | (static_cast<std::uint32_t>(e + 127) << 23) | (mantissa << 13));
-  }
-  return float_from_bits(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+  const std::uint32_t mantissa = h & 0x3FFu;
+  const std::uint32_t infinite_or_nan = sign | 0x7F800000u | (mantissa << 13);
+  const std::uint32_t normal = sign | ((exponent - 15 + 127) << 23) | (mantissa << 13);
+  // A subnormal (or zero) is mantissa * 2^-24: an exact product, a normal fp32.
+  const std::uint32_t subnormal = sign | float_bits(static_cast<float>(mantissa) * 0x1p-24f);
+  return float_from_bits(exponent == 0x1Fu ? infinite_or_nan : (exponent == 0 ? subnormal : normal));
 }
 
 BP_HD float bf16_to_float(std::uint16_t b) { return float_from_bits(static_cast<std::uint32_t>(b) << 16); }
@@ -51,11 +44,14 @@ BP_HD std::uint16_t round_double_to_narrow(double value) {
   // Past 53 every bit is dropped and the remainder is below half: the result is zero. Capping at 63
   // keeps the shifts defined and gives that same zero.
   shift = shift < 63 ? shift : 63;
-  std::uint64_t kept = significand >> shift;
-  const std::uint64_t remainder = significand & ((1ull << shift) - 1);
-  const std::uint64_t half = 1ull << (shift - 1);
+  // The kept bits with the round bit below them; sticky is whether any lower bit is set. (Not a
+  // mask `(1 << shift) - 1`: GCC 12 does not vectorize a constant shifted by a variable amount.)
+  const std::uint64_t with_round_bit = significand >> (shift - 1);
+  std::uint64_t kept = with_round_bit >> 1;
+  const std::uint64_t round_bit = with_round_bit & 1u;
+  const std::uint64_t sticky = (with_round_bit << (shift - 1)) != significand ? 1u : 0u;
   // Ties to even, without a branch on the data (a branch here mispredicts on every other value).
-  kept += static_cast<std::uint64_t>(remainder > half) | (static_cast<std::uint64_t>(remainder == half) & kept & 1u);
+  kept += round_bit & (sticky | kept);
   // A subnormal's kept bits are the result (a carry into 2^MantBits is the smallest normal). A
   // normal's kept carries the implicit bit at 2^MantBits, which adds one to the biased exponent; a
   // rounding carry propagates into the exponent, and past the largest finite value (or from an

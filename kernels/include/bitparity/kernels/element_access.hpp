@@ -52,6 +52,20 @@ BP_HD void store_computed_float(void* base, DType dtype, std::int64_t at, float 
   store_float(base, dtype, at, value);
 }
 
+// store_computed_float with the dtype fixed at compile time (the CPU launchers' contiguous loops).
+template <DType D>
+BP_HD void store_computed_as(void* base, std::int64_t at, float value) {
+  if constexpr (D == DType::f16) {
+    static_cast<std::uint16_t*>(base)[at] =
+        value != value ? kCanonicalNanF16 : round_double_to_narrow<5, 10>(static_cast<double>(value));
+  } else if constexpr (D == DType::bf16) {
+    static_cast<std::uint16_t*>(base)[at] =
+        value != value ? kCanonicalNanBF16 : round_double_to_narrow<8, 7>(static_cast<double>(value));
+  } else {
+    static_cast<float*>(base)[at] = value != value ? float_from_bits(kCanonicalNanF32) : value;
+  }
+}
+
 // An fp32 state an optimizer computed: a NaN becomes the canonical quiet NaN (as above).
 BP_HD float canonical_state(float value) { return value != value ? float_from_bits(kCanonicalNanF32) : value; }
 

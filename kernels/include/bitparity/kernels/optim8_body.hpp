@@ -55,4 +55,54 @@ BP_HD void optim8_store(const Optimizer8Params& p, const CodeTable* tables, cons
   }
 }
 
+// One block whose parameter, gradient and codes are contiguous, with parameter and gradient of
+// dtype D: optim8_element, the scan and optim8_store, in passes over the block. Results go to local
+// arrays first, so that every loop vectorizes (a store straight into a tensor could alias the code
+// tables the loops gather from). Returns whether a state of the block was not finite.
+template <OptimizerKind K, DType D>
+BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block) {
+  constexpr int states = state_count(K);
+  constexpr std::int64_t kMaxBlock = 4096;  // the largest block size (supported_block_sizes)
+  struct {
+    float param[kMaxBlock];
+    float state[3][kMaxBlock];
+  } scratch;
+  const std::int64_t begin = block_begin(block, p.blocksize);
+  const std::int64_t count = block_end(block, p.blocksize, p.base.numel) - begin;
+  const void* __restrict param_in = p.base.param;
+  const void* __restrict grad = p.base.grad;
+  const std::int64_t param_at = p.base.param_index.offset + begin, grad_at = p.base.grad_index.offset + begin;
+  float old_absmax[3] = {0, 0, 0};
+  for (int k = 0; k < states; ++k) old_absmax[k] = p.absmax[k][block];
+  const std::uint8_t* codes[3] = {p.codes[0] + begin, p.codes[1] + begin, p.codes[2] + begin};
+  // A local copy: the body reads some scalars under a condition, and loads from the parameters
+  // under a condition are not hoisted out of the loop (they would keep it scalar).
+  const StepScalars scalars = p.base.s;
+  for (std::int64_t j = 0; j < count; ++j) {
+    ElementValues e;
+    e.p = load_as<D>(param_in, param_at + j);
+    e.g = load_as<D>(grad, grad_at + j);
+    for (int k = 0; k < states; ++k) e.s[k] = dequantize_state(tables[k], codes[k][j], old_absmax[k]);
+    optimizer_element_of<K>(scalars, e);
+    scratch.param[j] = e.p;
+    for (int k = 0; k < states; ++k) scratch.state[k][j] = e.s[k];
+  }
+  bool any_nonfinite = false;
+  for (int k = 0; k < states; ++k) {
+    const BlockScan scan = scan_contiguous<DType::f32>(scratch.state[k], 0, 0, count);
+    const float new_absmax = new_block_absmax(scan);
+    std::uint8_t* const out = p.codes[k] + begin;
+    if (scan.nonfinite) {
+      for (std::int64_t j = 0; j < count; ++j) out[j] = static_cast<std::uint8_t>(tables[k].zero_code);
+    } else {
+      quantize_contiguous<DType::f32>(tables[k], scratch.state[k], 0, out, new_absmax, 0, count);
+    }
+    p.absmax[k][block] = new_absmax;
+    any_nonfinite = any_nonfinite || scan.nonfinite;
+  }
+  void* __restrict param_out = p.base.param;
+  for (std::int64_t j = 0; j < count; ++j) store_computed_as<D>(param_out, param_at + j, scratch.param[j]);
+  return any_nonfinite;
+}
+
 }  // namespace bitparity

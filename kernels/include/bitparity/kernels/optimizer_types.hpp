@@ -43,6 +43,10 @@ struct Hyperparameters {
 
 // Scalars that depend only on hyperparameters and the step, computed once on the host (in double,
 // rounded once to fp32) and passed unchanged to every device.
+// A yes/no scalar of a step, held as an int: GCC 12 vectorizes a select on an invariant comparison
+// (flag != 0) but not one on an invariant bool, which would keep the CPU launchers' loops scalar.
+using StepFlag = std::int32_t;
+
 struct StepScalars {
   float lr = 0;
   float beta1 = 0, one_minus_beta1 = 0;
@@ -60,11 +64,11 @@ struct StepScalars {
   float trust_scaled_lr = 0;          // LAMB: lr * trust ratio; LARS: the local lr (after the norm pass)
   int trust_exponent = 0;             // the factor is trust_scaled_lr * 2^trust_exponent (non-zero only past FLT_MAX)
   float update_scale = 1;             // max_unorm: the clipping factor of this step (after the norm pass)
-  bool clip_update = false;
-  bool unscale = false, maximize = false, nesterov = false, centered = false, first_step = false;
+  StepFlag clip_update = false;
+  StepFlag unscale = false, maximize = false, nesterov = false, centered = false, first_step = false;
   // Scalars only one optimizer has, named by its descriptor (each rounded once from double).
   float coefficient[4] = {0, 0, 0, 0};
-  bool variant = false;  // a descriptor-named switch between two forms of its step
+  StepFlag variant = false;  // a descriptor-named switch between two forms of its step
 };
 
 // The values of one element: parameter and gradient widened to fp32, and up to three states.

@@ -85,15 +85,29 @@ BP_HD int count_below(const float* ascending, int first_step, float v, bool or_e
   return count;
 }
 
+// count_below with the steps fixed at compile time (Step, Step/2, ..., 1) and added to `count`:
+// straight-line code that a compiler can vectorize over elements.
+template <int Step>
+BP_HD int count_below_from(const float* ascending, int count, float v) {
+  count += ascending[count + Step - 1] < v ? Step : 0;
+  if constexpr (Step > 1) {
+    return count_below_from<Step / 2>(ascending, count, v);
+  } else {
+    return count;
+  }
+}
+
 // Index into sorted_values of the nearest code: the number of thresholds strictly below v, which is
 // the number of exact midpoints below v (a tie goes to the lower code). The bucket of v's bit pattern
 // has `low` of them below every v it holds and fewer than low + kBucketWindow; they are ascending, so a
 // branch-free search of the window after `low` counts the rest exactly. A NaN compares false and
 // stays at its bucket's low of 0; +inf shares that bucket, and every threshold is below it.
+// (`last` is read unconditionally: a load under the select would keep a loop of this scalar.)
 BP_HD int nearest_sorted_index(const CodeTable& table, float v) {
   const int low = table.bucket_low[float_bits(v) >> 20];
-  const int count = low + count_below(table.thresholds + low, kBucketWindow / 2, v, false);
-  return v > FLT_MAX ? table.sorted_count - 1 : count;
+  const int count = count_below_from<kBucketWindow / 2>(table.thresholds, low, v);
+  const int last = table.sorted_count - 1;
+  return v > FLT_MAX ? last : count;
 }
 
 // The same count by a binary search over all thresholds (builds the index; tests compare the two).
@@ -157,6 +171,63 @@ BP_HD std::uint8_t quantize_packed_byte(const CodeTable& table, const QuantizePa
   return static_cast<std::uint8_t>((high << 4) | (low & 0x0F));
 }
 
+// The scan of elements [begin, end) of a contiguous input: scan_element's result, computed on bit
+// patterns so that the loop vectorizes. A finite magnitude's bits order as its value, so the
+// largest bits are the absmax; a magnitude at or above infinity's bits is NaN or infinity.
+template <DType D>
+BP_HD BlockScan scan_contiguous(const void* __restrict input, std::int64_t offset, std::int64_t begin,
+                                std::int64_t end) {
+  constexpr std::uint32_t kInfinityBits = 0x7F800000u;
+  std::uint32_t largest = 0;
+  std::uint32_t nonfinite = 0;
+  for (std::int64_t i = begin; i < end; ++i) {
+    const std::uint32_t magnitude = float_bits(load_as<D>(input, offset + i)) & 0x7FFFFFFFu;
+    const std::uint32_t finite = magnitude < kInfinityBits ? 1u : 0u;
+    nonfinite |= finite ^ 1u;
+    const std::uint32_t candidate = magnitude & (0u - finite);  // 0 for NaN and infinity
+    largest = largest > candidate ? largest : candidate;
+  }
+  return BlockScan{float_from_bits(largest), nonfinite != 0};
+}
+
+// Nearest codes of elements [begin, end) of a contiguous input into 8-bit codes: quantize_value's
+// nearest rounding, in chunks whose codes go first to a local array and then to `codes`. Both loops
+// vectorize (the first with gathers); a byte store straight from the first could alias the table.
+template <DType D>
+BP_HD void quantize_contiguous(const CodeTable& table, const void* __restrict input, std::int64_t offset,
+                               std::uint8_t* __restrict codes, float absmax, std::int64_t begin, std::int64_t end) {
+  constexpr std::int64_t kChunk = 256;
+  std::int32_t chosen[kChunk];
+  for (std::int64_t first = begin; first < end; first += kChunk) {
+    const std::int64_t count = end - first < kChunk ? end - first : kChunk;
+    for (std::int64_t j = 0; j < count; ++j) {
+      chosen[j] = table.sorted_codes[nearest_sorted_index(table, normalize(load_as<D>(input, offset + first + j), absmax))];
+    }
+    for (std::int64_t j = 0; j < count; ++j) codes[first + j] = static_cast<std::uint8_t>(chosen[j]);
+  }
+}
+
+// The same into 4-bit codes, two per byte (high nibble first), from an even `begin`. An odd `end`
+// (the tensor's last element) leaves the low nibble of its byte 0, as quantize_packed_byte does.
+template <DType D>
+BP_HD void quantize_contiguous_packed(const CodeTable& table, const void* __restrict input, std::int64_t offset,
+                                      std::uint8_t* __restrict codes, float absmax, std::int64_t begin,
+                                      std::int64_t end) {
+  constexpr std::int64_t kChunk = 256;  // even, so every chunk starts on a byte
+  std::int32_t chosen[kChunk];
+  for (std::int64_t first = begin; first < end; first += kChunk) {
+    const std::int64_t count = end - first < kChunk ? end - first : kChunk;
+    for (std::int64_t j = 0; j < count; ++j) {
+      chosen[j] = table.sorted_codes[nearest_sorted_index(table, normalize(load_as<D>(input, offset + first + j), absmax))];
+    }
+    std::uint8_t* const out = codes + first / 2;
+    for (std::int64_t k = 0; k < count / 2; ++k) {
+      out[k] = static_cast<std::uint8_t>((chosen[2 * k] << 4) | (chosen[2 * k + 1] & 0x0F));
+    }
+    if (count % 2 != 0) out[count / 2] = static_cast<std::uint8_t>(chosen[count - 1] << 4);
+  }
+}
+
 // The whole of one block on one thread (the CPU launcher's unit of work), reading input dtype D.
 template <DType D>
 BP_HD void quantize_block(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
@@ -164,8 +235,22 @@ BP_HD void quantize_block(const CodeTable& table, const QuantizeParams& p, std::
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   const auto load = [&](std::int64_t i) { return load_as<D>(p.input, p.input_index.storage(i)); };
   BlockScan scan;
-  for (std::int64_t i = begin; i < end; ++i) scan_element(scan, load(i));
+  if (p.input_index.contiguous) {
+    scan = scan_contiguous<D>(p.input, p.input_index.offset, begin, end);
+  } else {
+    for (std::int64_t i = begin; i < end; ++i) scan_element(scan, load(i));
+  }
   const float absmax = finish_block(p, block, scan);
+  if (p.input_index.contiguous && !p.rounding.enabled && !scan.nonfinite) {
+    if (table.bits == 8) {
+      quantize_contiguous<D>(table, p.input, p.input_index.offset, p.codes, absmax, begin, end);
+      return;
+    }
+    if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte
+      quantize_contiguous_packed<D>(table, p.input, p.input_index.offset, p.codes, absmax, begin, end);
+      return;
+    }
+  }
   if (table.bits == 4) {
     for (std::int64_t byte = begin / 2; byte < (end + 1) / 2; ++byte) {
       p.codes[byte] = quantize_packed_byte(table, p, byte, absmax, scan.nonfinite);
@@ -213,16 +298,43 @@ BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __r
   }
 }
 
+// The same for 4-bit codes, two elements per byte (high nibble first), from an even `begin`: a loop
+// over whole bytes, which the compiler can vectorize, and the odd last element of a tensor alone.
+template <DType D>
+BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8_t* __restrict codes,
+                                        void* __restrict output, std::int64_t output_offset, float absmax,
+                                        std::int64_t begin, std::int64_t end) {
+  const std::int64_t first_byte = begin / 2;
+  const std::int64_t whole_bytes = (end - begin) / 2;
+  const std::int64_t out = output_offset + begin;
+  for (std::int64_t j = 0; j < whole_bytes; ++j) {
+    const std::uint8_t byte = codes[first_byte + j];
+    store_rounded_double_as<D>(output, out + 2 * j, dequantized_exact(table, byte >> 4, absmax));
+    store_rounded_double_as<D>(output, out + 2 * j + 1, dequantized_exact(table, byte & 0x0F, absmax));
+  }
+  if ((end - begin) % 2 != 0) {
+    const std::uint8_t high = codes[first_byte + whole_bytes] >> 4;
+    store_rounded_double_as<D>(output, out + 2 * whole_bytes, dequantized_exact(table, high, absmax));
+  }
+}
+
 // The whole of one block on one thread (the CPU launcher's unit of work), writing output dtype D.
 template <DType D>
 BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
+  const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   const float absmax = p.absmax[block];
-  if (p.bits == 8 && p.output_index.contiguous) {
-    dequantize_contiguous<D>(table, p.codes, p.output, p.output_index.offset, absmax, block_begin(block, p.blocksize), end);
-    return;
+  if (p.output_index.contiguous) {
+    if (p.bits == 8) {
+      dequantize_contiguous<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end);
+      return;
+    }
+    if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte
+      dequantize_contiguous_packed<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end);
+      return;
+    }
   }
-  for (std::int64_t i = block_begin(block, p.blocksize); i < end; ++i) {
+  for (std::int64_t i = begin; i < end; ++i) {
     store_rounded_double_as<D>(p.output, p.output_index.storage(i), dequantized_exact(table, code_at(p, i), absmax));
   }
 }

@@ -37,13 +37,15 @@ struct CodeTable {
   // The exact midpoint of neighbours rounded down to fp32; +inf beyond, padded so that a search
   // window of kBucketWindow entries starting at any bucket's low count stays inside the array.
   float thresholds[256 + kBucketWindow] = {};
-  std::uint8_t sorted_codes[256] = {};  // code emitted for each sorted value
+  // The index arrays are 32-bit, not bytes: a vectorized search loads them with gathers, and x86
+  // has no byte gather.
+  std::int32_t sorted_codes[256] = {};  // code emitted for each sorted value
   float code_values[256] = {};      // value of each code, for dequantisation
   std::uint8_t zero_code = 0;       // code of value +0, written for blocks without finite data
   // An index over fp32 bit patterns that makes the nearest-code search short and exact: every v in
   // bucket k = bits(v) >> 20 (sign, exponent, three fraction bits) has at least bucket_low[k] and
   // fewer than bucket_low[k] + kBucketWindow thresholds strictly below it (ARITHMETIC.md).
-  std::uint8_t bucket_low[4096] = {};
+  std::int32_t bucket_low[4096] = {};
 };
 
 // Views into the registry, valid for the life of the program.

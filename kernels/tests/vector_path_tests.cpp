@@ -1,0 +1,100 @@
+// The CPU launcher's contiguous paths are the kernel body vectorized by the compiler (gathers,
+// selects, bit-pattern reductions). These tests put them on the exact decision edges, where a
+// vectorized select or gather that differs from the scalar body would show.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "bitparity/kernels/quantize.hpp"
+
+namespace bitparity {
+namespace {
+
+constexpr std::int64_t kBlock = 64;
+
+// Every threshold and its neighbours within 2 ulps, both signs' extremes and the specials the body
+// handles apart (+-0, subnormals), in blocks that each start with 1.0 so that absmax is 1 and the
+// division is exact: the code of x must be the scalar search's code of x itself.
+std::vector<float> decision_edges(const CodeTable& table) {
+  std::vector<float> edges;
+  for (int i = 0; i + 1 < table.sorted_count; ++i) {
+    const std::uint32_t m = float_bits(table.thresholds[i]);
+    for (std::uint32_t d = 0; d <= 2; ++d) {
+      for (const std::uint32_t bits : {m - d, m + d}) {
+        const float v = float_from_bits(bits);
+        if (std::fabs(v) <= 1.0f) edges.push_back(v);
+      }
+    }
+  }
+  for (const float v : {0.0f, -0.0f, 1e-45f, -1e-45f, 1.0f, -1.0f, 0.5f, -0.5f}) edges.push_back(v);
+  std::vector<float> input;
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    if (input.size() % kBlock == 0) input.push_back(1.0f);
+    input.push_back(edges[i]);
+  }
+  input.push_back(-0.25f);  // an odd count: a 4-bit tensor's last byte holds one element
+  if (input.size() % 2 == 0) input.push_back(0.75f);
+  return input;
+}
+
+int code_of(const std::vector<std::uint8_t>& codes, int bits, std::size_t i) {
+  if (bits == 8) return codes[i];
+  return i % 2 == 0 ? codes[i / 2] >> 4 : codes[i / 2] & 0x0F;
+}
+
+TEST(VectorPaths, ContiguousQuantizeGivesTheScalarSearchsCodeAtEveryDecisionEdge) {
+  for (const auto& info : quant_formats()) {
+    const CodeTable& table = code_table(info.format);
+    std::vector<float> input = decision_edges(table);
+    const auto n = static_cast<std::int64_t>(input.size());
+    const std::int64_t blocks = block_count(n, kBlock);
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(table.bits == 8 ? n : (n + 1) / 2)), flags(blocks);
+    std::vector<float> absmax(static_cast<std::size_t>(blocks));
+    const QuantizeOutputs outputs{
+        contiguous_view(codes.data(), table.bits == 8 ? DType::u8 : DType::packed4, Device::cpu(), {n}),
+        contiguous_view(absmax.data(), DType::f32, Device::cpu(), {blocks}),
+        contiguous_view(flags.data(), DType::u8, Device::cpu(), {blocks})};
+    quantize_blockwise(contiguous_view(input.data(), DType::f32, Device::cpu(), {n}), info.format, kBlock, outputs);
+    for (std::int64_t b = 0; b < blocks; ++b) ASSERT_EQ(absmax[static_cast<std::size_t>(b)], 1.0f) << info.name;
+    for (std::size_t i = 0; i < input.size(); ++i) {
+      const int expected = table.sorted_codes[nearest_sorted_index_by_search(table, input[i])];
+      ASSERT_EQ(code_of(codes, table.bits, i), expected)
+          << info.name << " element " << i << " x " << std::hexfloat << input[i];
+    }
+    if (table.bits == 4) EXPECT_EQ(codes.back() & 0x0F, 0) << info.name << ": the odd element's byte";
+  }
+}
+
+// The scan on bit patterns: the largest finite magnitude, and NaN/inf flagged wherever they sit.
+TEST(VectorPaths, ContiguousScanFindsTheAbsmaxAndEveryNonFiniteBlock) {
+  const CodeTable& table = code_table(QuantFormat::dynamic8_signed);
+  std::vector<float> input(static_cast<std::size_t>(kBlock * 6), 0.25f);
+  input[3] = -7.5f;                                            // block 0: absmax 7.5 from a negative
+  input[kBlock + 63] = std::numeric_limits<float>::infinity();  // block 1: inf in the last lane
+  input[2 * kBlock + 17] = -std::nanf("");                     // block 2: a negative NaN
+  input[3 * kBlock + 40] = std::numeric_limits<float>::max();  // block 3: the largest finite
+  input[4 * kBlock] = 1e-45f;                                  // block 4: 0.25 stays the absmax
+  for (std::size_t i = 5 * kBlock; i < input.size(); ++i) input[i] = -0.0f;  // block 5: all -0
+  const auto n = static_cast<std::int64_t>(input.size());
+  std::vector<std::uint8_t> codes(input.size()), flags(6);
+  std::vector<float> absmax(6);
+  const QuantizeOutputs outputs{contiguous_view(codes.data(), DType::u8, Device::cpu(), {n}),
+                                contiguous_view(absmax.data(), DType::f32, Device::cpu(), {6}),
+                                contiguous_view(flags.data(), DType::u8, Device::cpu(), {6})};
+  quantize_blockwise(contiguous_view(input.data(), DType::f32, Device::cpu(), {n}), QuantFormat::dynamic8_signed,
+                     kBlock, outputs);
+  EXPECT_EQ(absmax[0], 7.5f);
+  EXPECT_TRUE(flags[1] && std::isnan(absmax[1]));
+  EXPECT_TRUE(flags[2] && std::isnan(absmax[2]));
+  EXPECT_EQ(absmax[3], std::numeric_limits<float>::max());
+  EXPECT_EQ(absmax[4], 0.25f);
+  EXPECT_EQ(float_bits(absmax[5]), 0u);
+  EXPECT_EQ(flags[0] + flags[3] + flags[4] + flags[5], 0);
+  for (std::size_t i = kBlock; i < 3 * kBlock; ++i) ASSERT_EQ(codes[i], table.zero_code) << "non-finite block, element " << i;
+}
+
+}  // namespace
+}  // namespace bitparity
