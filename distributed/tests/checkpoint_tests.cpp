@@ -271,7 +271,9 @@ TEST(Checkpoint, AMapOfItsOwnIsRegisteredFromItsValues) {
     EXPECT_EQ(std::string(quant_format_info(*map).name).rfind("checkpoint-map-", 0), 0u) << quant_format_info(*map).name;
     EXPECT_EQ(code_map(*map).values, values);
     EXPECT_FALSE(loaded.optimizer.config().maps.nonnegative_states.has_value());
-    if (first) EXPECT_EQ(*first, *map);  // loaded again: the same registered map
+    if (first) {
+      EXPECT_EQ(*first, *map);  // loaded again: the same registered map
+    }
     first = map;
   }
   fs::remove_all(folder);

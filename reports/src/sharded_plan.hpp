@@ -33,7 +33,7 @@ struct ShardedRowPlan {
   distributed::ShardLayout layout = distributed::ShardLayout::zero12;  // P6 and P11
   DType storage = DType::u8;                                          // P10 only: quant_storage (dtype: compute)
   distributed::StorageLayout storage_layout = distributed::StorageLayout::fsdp1_flat;  // P10 only
-  std::optional<DType> grad;  // P10 only: the gradients of the unit's adapter; empty: the weight alone, frozen
+  std::optional<DType> grad = std::nullopt;  // P10 only: the gradients of the unit's adapter; empty: the weight alone, frozen
   std::string entry() const;   // "fp32 step", "8-bit step", "quantize", "dequantize", "convert"
   std::string target() const;  // the optimizer or format ("-" for convert)
   std::string layout_name() const;
