@@ -19,10 +19,11 @@ void over_chunks(std::int64_t first, std::int64_t last, const LaunchConfig& laun
   });
 }
 
-// All tensors fp32 and contiguous: the same element body over restrict pointers, a loop the
-// compiler can vectorize (IEEE vector division and sqrt give the scalar bits; nothing contracts).
-bool contiguous_f32(const OptimizerParams& p) {
-  if (p.param_dtype != DType::f32 || p.grad_dtype != DType::f32) return false;
+// Every tensor contiguous, parameter and gradient of one dtype: the same element body, loads and
+// stores over restrict pointers, a loop the compiler can vectorize (IEEE vector division and sqrt
+// give the scalar bits; nothing contracts). The stores are store_element's: a NaN is canonical.
+bool contiguous_one_dtype(const OptimizerParams& p) {
+  if (p.param_dtype != p.grad_dtype) return false;
   if (!p.param_index.contiguous || !p.grad_index.contiguous) return false;
   for (int k = 0; k < state_count(p.kind); ++k) {
     if (!p.state_index[k].contiguous) return false;
@@ -30,27 +31,53 @@ bool contiguous_f32(const OptimizerParams& p) {
   return true;
 }
 
-template <OptimizerKind K>
-void contiguous_f32_range(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+template <OptimizerKind K, DType D>
+void contiguous_range(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
   constexpr int states = state_count(K);
-  float* __restrict param = static_cast<float*>(p.param) + p.param_index.offset;
-  const float* __restrict grad = static_cast<const float*>(p.grad) + p.grad_index.offset;
+  void* __restrict param = p.param;
+  const void* __restrict grad = p.grad;
+  const std::int64_t param_at = p.param_index.offset, grad_at = p.grad_index.offset;
   float* __restrict s0 = states > 0 ? p.state[0] + p.state_index[0].offset : nullptr;
   float* __restrict s1 = states > 1 ? p.state[1] + p.state_index[1].offset : nullptr;
   float* __restrict s2 = states > 2 ? p.state[2] + p.state_index[2].offset : nullptr;
   const StepScalars scalars = p.s;
   for (std::int64_t i = begin; i < end; ++i) {
     ElementValues e;
-    e.p = param[i];
-    e.g = grad[i];
+    e.p = load_as<D>(param, param_at + i);
+    e.g = load_as<D>(grad, grad_at + i);
     if constexpr (states > 0) e.s[0] = s0[i];
     if constexpr (states > 1) e.s[1] = s1[i];
     if constexpr (states > 2) e.s[2] = s2[i];
     optimizer_element_of<K>(scalars, e);
-    param[i] = e.p;
-    if constexpr (states > 0) s0[i] = e.s[0];
-    if constexpr (states > 1) s1[i] = e.s[1];
-    if constexpr (states > 2) s2[i] = e.s[2];
+    store_computed_as<D>(param, param_at + i, e.p);
+    if constexpr (states > 0) s0[i] = canonical_state(e.s[0]);
+    if constexpr (states > 1) s1[i] = canonical_state(e.s[1]);
+    if constexpr (states > 2) s2[i] = canonical_state(e.s[2]);
+  }
+}
+
+template <DType D>
+void contiguous_range_of_dtype(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  with_optimizer_kind(p.kind, [&](auto kind) { contiguous_range<decltype(kind)::value, D>(p, begin, end); });
+}
+
+// Compiled for the baseline ISA, AVX2 and AVX-512 (picked at load time), as quantize_cpu.cpp is.
+#define BITPARITY_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4"), flatten))
+BITPARITY_CPU_CLONES void contiguous_range_f32(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  contiguous_range_of_dtype<DType::f32>(p, begin, end);
+}
+BITPARITY_CPU_CLONES void contiguous_range_f16(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  contiguous_range_of_dtype<DType::f16>(p, begin, end);
+}
+BITPARITY_CPU_CLONES void contiguous_range_bf16(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  contiguous_range_of_dtype<DType::bf16>(p, begin, end);
+}
+
+void contiguous_step(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  switch (p.param_dtype) {
+    case DType::f16: contiguous_range_f16(p, begin, end); break;
+    case DType::bf16: contiguous_range_bf16(p, begin, end); break;
+    default: contiguous_range_f32(p, begin, end); break;
   }
 }
 
@@ -92,15 +119,15 @@ NormSums norm_pass(const OptimizerParams& params, const LaunchConfig& launch) {
 }
 
 void apply_pass(const OptimizerParams& params, const LaunchConfig& launch) {
-  const bool fast = contiguous_f32(params);
+  const bool fast = contiguous_one_dtype(params);
   detail::split_launches(params.numel, per_launch(params, launch), [&](std::int64_t first, std::int64_t last) {
     over_chunks(first, last, launch, [&](std::int64_t begin, std::int64_t end) {
+      if (fast) {
+        contiguous_step(params, begin, end);
+        return;
+      }
       with_optimizer_kind(params.kind, [&](auto kind) {
-        if (fast) {
-          contiguous_f32_range<decltype(kind)::value>(params, begin, end);
-        } else {
-          for (std::int64_t i = begin; i < end; ++i) optimizer_step_element_of<decltype(kind)::value>(params, i);
-        }
+        for (std::int64_t i = begin; i < end; ++i) optimizer_step_element_of<decltype(kind)::value>(params, i);
       });
     });
   });

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "bitparity/kernels/optimizer.hpp"
 #include "bitparity/kernels/quantize.hpp"
 
 namespace bitparity {
@@ -94,6 +95,30 @@ TEST(VectorPaths, ContiguousScanFindsTheAbsmaxAndEveryNonFiniteBlock) {
   EXPECT_EQ(float_bits(absmax[5]), 0u);
   EXPECT_EQ(flags[0] + flags[3] + flags[4] + flags[5], 0);
   for (std::size_t i = kBlock; i < 3 * kBlock; ++i) ASSERT_EQ(codes[i], table.zero_code) << "non-finite block, element " << i;
+}
+
+// Regression: the contiguous fp32 step stored a NaN with the bits the CPU computed (0xFFC00000 for
+// inf/inf, an input NaN's payload) where every other path stores the canonical NaN.
+TEST(VectorPaths, ContiguousStepStoresTheCanonicalNanInEveryTensor) {
+  constexpr std::int64_t n = 40;
+  for (const bool contiguous : {true, false}) {
+    std::vector<float> param(n, 1.0f), grad(n, 0.5f), m(n, 0.1f), v(n, 0.2f);
+    param[3] = float_from_bits(0x7FC00123u);  // an input NaN with a payload
+    param[4] = float_from_bits(0xFFC00000u);  // x86's default NaN
+    m[5] = std::numeric_limits<float>::infinity();
+    v[5] = std::numeric_limits<float>::infinity();  // m / denom = inf / inf
+    TensorView param_view = contiguous_view(param.data(), DType::f32, Device::cpu(), {n});
+    param_view.index.contiguous = contiguous;  // false: the same storage through the strided path
+    optimizer_step(OptimizerKind::adam, typical_hyperparameters(OptimizerKind::adam), param_view,
+                   contiguous_view(grad.data(), DType::f32, Device::cpu(), {n}),
+                   {contiguous_view(m.data(), DType::f32, Device::cpu(), {n}),
+                    contiguous_view(v.data(), DType::f32, Device::cpu(), {n})});
+    for (const std::int64_t i : {3, 4, 5}) {
+      EXPECT_EQ(float_bits(param[i]), kCanonicalNanF32) << "parameter " << i << (contiguous ? " contiguous" : " strided");
+    }
+    EXPECT_EQ(float_bits(m[5]), 0x7F800000u);
+    EXPECT_EQ(float_bits(param[6]), float_bits(param[7])) << "the finite neighbours step alike";
+  }
 }
 
 }  // namespace

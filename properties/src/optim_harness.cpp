@@ -117,6 +117,24 @@ std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, c
   return values;
 }
 
+void plant_nonfinite_inputs(OptimCase& c, PropertyStats& stats) {
+  const std::uint64_t seed = *rc::gen::arbitrary<std::uint64_t>();
+  stats.note("non-finite parameters and states, seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::array<std::uint32_t, 5> specials{0x7FC00123u, 0xFFC00000u, 0x7F800000u, 0xFF800000u, 0x7FFFFFFFu};
+  const int states = optimizer_info(c.kind).states;
+  for (auto& v : c.values) {
+    if (rng() % 8 != 0) continue;
+    const int slot = static_cast<int>(rng() % static_cast<std::uint64_t>(states + 1));  // 0: the parameter
+    const float special = float_from_bits(specials[rng() % specials.size()]);
+    if (slot == 0) {
+      v.p = static_cast<float>(round_to_dtype(special, c.param_dtype));
+    } else {
+      v.s[slot - 1] = special;
+    }
+  }
+}
+
 OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
                           std::int64_t max_numel, std::int64_t min_numel) {
   if (min_numel <= 1) max_numel *= t.size_scale;

@@ -46,6 +46,10 @@ std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, c
 OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
                           std::int64_t max_numel, std::int64_t min_numel = 1);
 // The case as data (case_tape.hpp): hyperparameters, dtypes, shape, every value and layout.
+// Puts NaN (with payloads, both signs) and infinities into about one parameter or state in eight,
+// with finite gradients, so that a step computes NaNs (inf/inf, inf - inf) and carries input NaNs:
+// the comparisons of whole results then see how each path stores them.
+void plant_nonfinite_inputs(OptimCase& c, PropertyStats& stats);
 nlohmann::json encode_input(const OptimCase& c);
 void decode_input(const nlohmann::json& j, OptimCase& c);
 // Lay the case out (storage outside the views filled with `fill_byte`) and run one step.

@@ -63,13 +63,18 @@ struct Step32Family {
   using Result = OptimResult;
   static constexpr const char* operation = "step";
   static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
-    // A non-finite gradient in one case of five where the property compares whole results.
-    const auto sometimes_nonfinite = [] { return *rc::gen::weightedElement<bool>({{4, false}, {1, true}}); };
+    // A non-finite gradient in one case of five where the property compares whole results; in
+    // another, non-finite parameters and states, whose NaN results every path must store alike.
+    const int mix = *rc::gen::weightedElement<int>({{3, 0}, {1, 1}, {1, 2}});
+    const auto with_nonfinite_inputs = [&](OptimCase c) {
+      if (mix == 2) plant_nonfinite_inputs(c, stats);
+      return c;
+    };
     switch (which) {
-      case Metamorphic::layout: return draw_optim_case(t, stats, true, sometimes_nonfinite(), 300);
+      case Metamorphic::layout: return with_nonfinite_inputs(draw_optim_case(t, stats, true, mix == 1, 300));
       case Metamorphic::launch: return draw_optim_case(t, stats, true, false, 20000);
       case Metamorphic::determinism: return draw_optim_case(t, stats, true, false, 2000);
-      case Metamorphic::device: return draw_optim_case(t, stats, true, sometimes_nonfinite(), 20000);
+      case Metamorphic::device: return with_nonfinite_inputs(draw_optim_case(t, stats, true, mix == 1, 20000));
     }
     return {};
   }
