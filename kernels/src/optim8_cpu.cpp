@@ -8,12 +8,12 @@
 #include "bitparity/kernels/optim8_body.hpp"
 #include "bitparity/kernels/optim8_launch.hpp"
 #include "bitparity/kernels/quantize.hpp"
+#include "cpu_clones.hpp"
 #include "parallel_for.hpp"
 
 namespace bitparity::cpu {
 
 namespace {
-#define BITPARITY_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4"), flatten))
 
 template <DType D>
 bool contiguous_block_of_dtype(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block) {

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "bitparity/kernels/optim_launch.hpp"
+#include "cpu_clones.hpp"
 #include "parallel_for.hpp"
 
 namespace bitparity::cpu {
@@ -61,8 +62,6 @@ void contiguous_range_of_dtype(const OptimizerParams& p, std::int64_t begin, std
   with_optimizer_kind(p.kind, [&](auto kind) { contiguous_range<decltype(kind)::value, D>(p, begin, end); });
 }
 
-// Compiled for the baseline ISA, AVX2 and AVX-512 (picked at load time), as quantize_cpu.cpp is.
-#define BITPARITY_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4"), flatten))
 BITPARITY_CPU_CLONES void contiguous_range_f32(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
   contiguous_range_of_dtype<DType::f32>(p, begin, end);
 }

@@ -1,18 +1,12 @@
 // The CPU launcher: the kernel body of quant_body.hpp over worker threads, one quant block per task.
 #include "bitparity/kernels/quantize.hpp"
+#include "cpu_clones.hpp"
 #include "parallel_for.hpp"
 
 namespace bitparity::cpu {
 
 namespace {
 constexpr std::int64_t kElementsPerTask = 1 << 14;  // below this, threads cost more than they save
-
-// The block bodies compiled for the baseline ISA and for AVX2 and AVX-512, picked at load time by
-// the CPU (GCC function multiversioning). Vector IEEE arithmetic gives the scalar bits, and
-// nothing contracts (-ffp-contract=off), so the choice changes speed only; P2 and P5 compare.
-// This file is compiled with -fno-trapping-math (kernels/CMakeLists.txt): it changes no value, and
-// lets the compiler evaluate both sides of a select, which vectorizing the searches needs.
-#define BITPARITY_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4"), flatten))
 
 BITPARITY_CPU_CLONES void dequantize_block_f32(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
   dequantize_block<DType::f32>(table, p, block);
