@@ -56,7 +56,7 @@ inline std::int64_t device_filling_grid(int device, int threads) {
 }
 
 // Code tables on a device, uploaded once per device and list of formats and kept for the process:
-// kernels read them through the L1 cache rather than copying them (11 KB each) into shared memory,
+// kernels read them through the L1 cache rather than copying them (85 KB each) into shared memory,
 // which would cap the blocks an SM holds.
 inline const CodeTable* device_code_tables(int device, std::initializer_list<QuantFormat> formats) {
   static std::mutex mutex;

@@ -44,7 +44,7 @@ bool contiguous_block(const Optimizer8Params& p, const CodeTable* tables, std::i
 }  // namespace
 
 void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, std::int64_t& nonfinite_blocks) {
-  const CodeTable tables[3] = {code_table(p.state_format[0]), code_table(p.state_format[1]), code_table(p.state_format[2])};
+  const CodeTable* const tables = code_tables_in_a_row({p.state_format[0], p.state_format[1], p.state_format[2]});
   const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
   const bool contiguous = p.base.param_index.contiguous && p.base.grad_index.contiguous &&
                           p.base.param_dtype == p.base.grad_dtype;

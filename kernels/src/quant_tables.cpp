@@ -1,10 +1,13 @@
 // The registry of code maps and the decision table of each, built once when the map is registered.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cctype>
 #include <deque>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -49,6 +52,55 @@ void index_buckets(CodeTable& table, std::string_view name) {
                                                    std::to_string(kBucketWindow - 1));
     }
     table.bucket_low[bucket] = low;
+  }
+}
+
+// Fills the finer index for buckets of 2^shift magnitude patterns, or returns false where a bucket
+// would hold two thresholds or the buckets would not fit. Each bucket's patterns (with the clamped
+// ones below the floor and above the ceiling, up to infinity) are an interval of values, over which
+// the search's count rises by at most one: at the interval's ends the counts are c and c or c + 1,
+// and threshold c decides between them.
+bool index_nearest_with_shift(CodeTable& table, int shift) {
+  constexpr std::uint32_t kInfinityBits = 0x7F800000u;
+  std::uint32_t smallest = kInfinityBits, largest = 0;  // nonzero threshold magnitudes
+  for (int i = 0; i + 1 < table.sorted_count; ++i) {
+    const std::uint32_t magnitude = float_bits(table.thresholds[i]) & 0x7FFFFFFFu;
+    if (magnitude != 0) smallest = std::min(smallest, magnitude);
+    largest = std::max(largest, magnitude);
+  }
+  if (smallest == kInfinityBits) smallest = 0;
+  const std::uint32_t floor = (smallest >> shift) << shift, ceiling = (largest >> shift) << shift;
+  const std::int64_t per_sign = ((ceiling - floor) >> shift) + 1;
+  if (2 * per_sign > kNearestBuckets) return false;
+  for (std::int64_t bucket = 0; bucket < per_sign; ++bucket) {
+    const std::uint32_t first = bucket == 0 ? 0u : floor + (static_cast<std::uint32_t>(bucket) << shift);
+    const std::uint32_t last = bucket + 1 == per_sign ? kInfinityBits : floor + (static_cast<std::uint32_t>(bucket + 1) << shift) - 1;
+    for (std::uint32_t sign = 0; sign < 2; ++sign) {
+      const float a = float_from_bits((sign << 31) | first), b = float_from_bits((sign << 31) | last);
+      const int low = nearest_sorted_index_by_search(table, std::min(a, b));
+      const int high = nearest_sorted_index_by_search(table, std::max(a, b));
+      if (high - low > 1) return false;
+      const std::int64_t at = bucket + sign * per_sign;
+      table.nearest_threshold[at] = high > low ? table.thresholds[low] : std::numeric_limits<float>::infinity();
+      table.nearest_codes[at] = table.sorted_codes[low] | (table.sorted_codes[high] << 8);
+    }
+  }
+  table.nearest_shift = shift;
+  table.nearest_floor = floor;
+  table.nearest_ceiling = ceiling;
+  table.nearest_per_sign = static_cast<std::int32_t>(per_sign);
+  return true;
+}
+
+// The coarsest finer index that holds (fewest buckets, so fewest cache lines touched), if any: a map
+// with thresholds closer than 2^-12 of their magnitude keeps the windowed search.
+void index_nearest(CodeTable& table) {
+  table.nan_code = table.sorted_codes[nearest_sorted_index_by_search(table, std::numeric_limits<float>::quiet_NaN())];
+  for (int fraction_bits = 0; fraction_bits <= 12; ++fraction_bits) {
+    if (index_nearest_with_shift(table, 23 - fraction_bits)) {
+      table.nearest_ready = 1;
+      return;
+    }
   }
 }
 
@@ -112,6 +164,7 @@ CodeTable build_table(const CodeMap& map) {
   table.first_step = 1;
   while (2 * table.first_step < table.sorted_count) table.first_step *= 2;
   index_buckets(table, map.name);
+  index_nearest(table);
   return table;
 }
 
@@ -228,6 +281,18 @@ QuantFormat parse_quant_format(std::string_view name) {
 }
 
 const CodeTable& code_table(QuantFormat format) { return registry().at(format).table; }
+
+const CodeTable* code_tables_in_a_row(const std::array<QuantFormat, 3>& formats) {
+  static std::mutex mutex;
+  static std::map<std::array<QuantFormat, 3>, std::unique_ptr<CodeTable[]>> copies;
+  const std::lock_guard lock(mutex);
+  std::unique_ptr<CodeTable[]>& row = copies[formats];
+  if (!row) {
+    row = std::make_unique<CodeTable[]>(formats.size());
+    for (std::size_t k = 0; k < formats.size(); ++k) row[k] = code_table(formats[k]);
+  }
+  return row.get();
+}
 
 std::vector<std::int64_t> supported_block_sizes(QuantFormat format) {
   std::vector<std::int64_t> sizes;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quant_format.hpp"
@@ -38,6 +39,56 @@ TEST(QuantTables, BucketIndexGivesTheSearchedNearestCode) {
         << "+inf, in a bucket of NaNs, counts every midpoint";
     EXPECT_EQ(nearest_sorted_index(table, float_from_bits(0xFF800000u)), 0) << "-inf counts none";
   }
+}
+
+// The finer index gives the search's code for every fp32 pattern: over each of its buckets the
+// count moves at most once, at the bucket's threshold, so both ends of every bucket (the clamped
+// ranges below the floor and above the ceiling included), both sides of every threshold, the
+// specials and a stride over all patterns cover it.
+TEST(QuantTables, FinerIndexGivesTheSearchedNearestCode) {
+  for (const auto& info : quant_formats()) {
+    const CodeTable& table = code_table(info.format);
+    if (info.builtin) {
+      ASSERT_EQ(table.nearest_ready, 1) << info.name << ": every built-in map fits the finer index";
+    }
+    if (table.nearest_ready == 0) continue;
+    auto agree = [&](std::uint32_t bits) {
+      const float v = float_from_bits(bits);
+      return nearest_code_by_bucket(table, v) == table.sorted_codes[nearest_sorted_index(table, v)];
+    };
+    const std::uint32_t width = 1u << table.nearest_shift;
+    for (std::uint32_t sign : {0u, 0x80000000u}) {
+      for (std::int32_t bucket = 0; bucket < table.nearest_per_sign; ++bucket) {
+        const std::uint32_t first = table.nearest_floor + static_cast<std::uint32_t>(bucket) * width;
+        ASSERT_TRUE(agree(sign | first) && agree(sign | (first + width - 1)) && agree(sign | (first - 1)))
+            << info.name << " bucket " << bucket << (sign != 0 ? " negative" : "");
+      }
+      for (std::uint32_t magnitude : {0u, 1u, table.nearest_floor / 2, table.nearest_ceiling + width,
+                                      0x3F800000u, 0x3F800001u, 0x7F7FFFFFu, 0x7F800000u, 0x7FC00000u, 0x7FFFFFFFu}) {
+        ASSERT_TRUE(agree(sign | magnitude)) << info.name << std::hex << " magnitude 0x" << magnitude;
+      }
+    }
+    for (int i = 0; i + 1 < table.sorted_count; ++i) {
+      const std::uint32_t m = float_bits(table.thresholds[i]);
+      for (std::uint32_t d = 0; d <= 2; ++d) {
+        ASSERT_TRUE(agree(m + d) && agree(m - d)) << info.name << " threshold " << i << " +-" << d;
+      }
+    }
+    for (std::uint64_t bits = 0; bits < (1ull << 32); bits += 65521) {
+      ASSERT_TRUE(agree(static_cast<std::uint32_t>(bits))) << info.name << " pattern " << bits;
+    }
+  }
+}
+
+// A map whose neighbours are closer than the finer index can separate keeps the windowed search.
+TEST(QuantTables, MapTooDenseForTheFinerIndexKeepsTheSearch) {
+  std::vector<float> values(256);
+  for (int i = 0; i < 256; ++i) values[static_cast<std::size_t>(i)] = static_cast<float>(i - 128) / 128.0f;
+  values[254] = 1.0f - 0x1p-19f;  // three values within 2^-18 of 1: two thresholds in one bucket
+  values[255] = 1.0f - 0x1p-20f;
+  values[253] = 1.0f;
+  const CodeTable& table = code_table(register_code_map({"test-too-dense-for-index", 8, values, "a test map"}));
+  EXPECT_EQ(table.nearest_ready, 0);
 }
 
 TEST(QuantTables, DynamicMapsHave256SortedValuesSpanningTheRange) {

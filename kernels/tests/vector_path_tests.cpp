@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/optimizer.hpp"
 #include "bitparity/kernels/quantize.hpp"
 
@@ -46,27 +48,44 @@ int code_of(const std::vector<std::uint8_t>& codes, int bits, std::size_t i) {
   return i % 2 == 0 ? codes[i / 2] >> 4 : codes[i / 2] & 0x0F;
 }
 
-TEST(VectorPaths, ContiguousQuantizeGivesTheScalarSearchsCodeAtEveryDecisionEdge) {
-  for (const auto& info : quant_formats()) {
-    const CodeTable& table = code_table(info.format);
-    std::vector<float> input = decision_edges(table);
-    const auto n = static_cast<std::int64_t>(input.size());
-    const std::int64_t blocks = block_count(n, kBlock);
-    std::vector<std::uint8_t> codes(static_cast<std::size_t>(table.bits == 8 ? n : (n + 1) / 2)), flags(blocks);
-    std::vector<float> absmax(static_cast<std::size_t>(blocks));
-    const QuantizeOutputs outputs{
-        contiguous_view(codes.data(), table.bits == 8 ? DType::u8 : DType::packed4, Device::cpu(), {n}),
-        contiguous_view(absmax.data(), DType::f32, Device::cpu(), {blocks}),
-        contiguous_view(flags.data(), DType::u8, Device::cpu(), {blocks})};
-    quantize_blockwise(contiguous_view(input.data(), DType::f32, Device::cpu(), {n}), info.format, kBlock, outputs);
-    for (std::int64_t b = 0; b < blocks; ++b) ASSERT_EQ(absmax[static_cast<std::size_t>(b)], 1.0f) << info.name;
-    for (std::size_t i = 0; i < input.size(); ++i) {
-      const int expected = table.sorted_codes[nearest_sorted_index_by_search(table, input[i])];
-      ASSERT_EQ(code_of(codes, table.bits, i), expected)
-          << info.name << " element " << i << " x " << std::hexfloat << input[i];
-    }
-    if (table.bits == 4) EXPECT_EQ(codes.back() & 0x0F, 0) << info.name << ": the odd element's byte";
+void expect_search_codes_at_decision_edges(QuantFormat format) {
+  const CodeTable& table = code_table(format);
+  const std::string name(quant_format_info(format).name);
+  std::vector<float> input = decision_edges(table);
+  const auto n = static_cast<std::int64_t>(input.size());
+  const std::int64_t blocks = block_count(n, kBlock);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(table.bits == 8 ? n : (n + 1) / 2)), flags(blocks);
+  std::vector<float> absmax(static_cast<std::size_t>(blocks));
+  const QuantizeOutputs outputs{
+      contiguous_view(codes.data(), table.bits == 8 ? DType::u8 : DType::packed4, Device::cpu(), {n}),
+      contiguous_view(absmax.data(), DType::f32, Device::cpu(), {blocks}),
+      contiguous_view(flags.data(), DType::u8, Device::cpu(), {blocks})};
+  quantize_blockwise(contiguous_view(input.data(), DType::f32, Device::cpu(), {n}), format, kBlock, outputs);
+  for (std::int64_t b = 0; b < blocks; ++b) ASSERT_EQ(absmax[static_cast<std::size_t>(b)], 1.0f) << name;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    const int expected = table.sorted_codes[nearest_sorted_index_by_search(table, input[i])];
+    ASSERT_EQ(code_of(codes, table.bits, i), expected) << name << " element " << i << " x " << std::hexfloat << input[i];
   }
+  if (table.bits == 4) {
+    EXPECT_EQ(codes.back() & 0x0F, 0) << name << ": the odd element's byte";
+  }
+}
+
+// Through the finer index, which every built-in map has.
+TEST(VectorPaths, ContiguousQuantizeGivesTheScalarSearchsCodeAtEveryDecisionEdge) {
+  for (const auto& info : quant_formats()) expect_search_codes_at_decision_edges(info.format);
+}
+
+// Through the windowed search, for a map too dense for the finer index.
+TEST(VectorPaths, ContiguousQuantizeOfAMapWithoutTheFinerIndexGivesTheSearchsCode) {
+  std::vector<float> values(256);
+  for (int i = 0; i < 256; ++i) values[static_cast<std::size_t>(i)] = static_cast<float>(i - 128) / 128.0f;
+  values[253] = 1.0f;
+  values[254] = 1.0f - 0x1p-19f;
+  values[255] = 1.0f - 0x1p-20f;
+  const QuantFormat format = register_code_map({"test-vector-dense-map", 8, values, "a test map"});
+  ASSERT_EQ(code_table(format).nearest_ready, 0);
+  expect_search_codes_at_decision_edges(format);
 }
 
 // The scan on bit patterns: the largest finite magnitude, and NaN/inf flagged wherever they sit.

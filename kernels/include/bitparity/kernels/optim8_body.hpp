@@ -69,7 +69,8 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
   } scratch;
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t count = block_end(block, p.blocksize, p.base.numel) - begin;
-  const void* __restrict param_in = p.base.param;
+  // One restrict pointer for the parameter, read in the first pass and written in the last.
+  void* __restrict param = p.base.param;
   const void* __restrict grad = p.base.grad;
   const std::int64_t param_at = p.base.param_index.offset + begin, grad_at = p.base.grad_index.offset + begin;
   float old_absmax[3] = {0, 0, 0};
@@ -80,7 +81,7 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
   const StepScalars scalars = p.base.s;
   for (std::int64_t j = 0; j < count; ++j) {
     ElementValues e;
-    e.p = load_as<D>(param_in, param_at + j);
+    e.p = load_as<D>(param, param_at + j);
     e.g = load_as<D>(grad, grad_at + j);
     for (int k = 0; k < states; ++k) e.s[k] = dequantize_state(tables[k], codes[k][j], old_absmax[k]);
     optimizer_element_of<K>(scalars, e);
@@ -100,8 +101,7 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
     p.absmax[k][block] = new_absmax;
     any_nonfinite = any_nonfinite || scan.nonfinite;
   }
-  void* __restrict param_out = p.base.param;
-  for (std::int64_t j = 0; j < count; ++j) store_computed_as<D>(param_out, param_at + j, scratch.param[j]);
+  for (std::int64_t j = 0; j < count; ++j) store_computed_as<D>(param, param_at + j, scratch.param[j]);
   return any_nonfinite;
 }
 

@@ -115,6 +115,29 @@ BP_HD int nearest_sorted_index_by_search(const CodeTable& table, float v) {
   return count_below(table.thresholds, table.first_step, v, false);
 }
 
+// The bucket of v in the finer index: its magnitude bits, clamped to the index's range, per sign.
+BP_HD int nearest_bucket(const CodeTable& table, float v) {
+  const std::uint32_t bits = float_bits(v);
+  std::uint32_t magnitude = bits & 0x7FFFFFFFu;
+  magnitude = magnitude < table.nearest_floor ? table.nearest_floor : magnitude;
+  magnitude = magnitude > table.nearest_ceiling ? table.nearest_ceiling : magnitude;
+  return static_cast<int>((magnitude - table.nearest_floor) >> table.nearest_shift) +
+         static_cast<int>(bits >> 31) * table.nearest_per_sign;
+}
+
+// The code of nearest_sorted_index(v) through the finer index (only where nearest_ready): every v of
+// a bucket has the same thresholds below it but the bucket's one, so one compare decides, with two
+// independent loads where the search makes six dependent ones.
+BP_HD int nearest_code_by_bucket(const CodeTable& table, float v) {
+  // Every load is unconditional: a load under a select would keep the loop scalar.
+  const int bucket = nearest_bucket(table, v);
+  const std::int32_t codes = table.nearest_codes[bucket];
+  const float threshold = table.nearest_threshold[bucket];
+  const int nan_code = table.nan_code;
+  const int code = threshold < v ? codes >> 8 : codes & 0xFF;
+  return v != v ? nan_code : code;
+}
+
 // Stochastic rounding between the two codes that bracket v: up with probability
 // (v - below) / (above - below), decided by the uniform draw r in [0, 1).
 BP_HD int stochastic_sorted_index(const CodeTable& table, float v, float r) {
@@ -190,19 +213,33 @@ BP_HD BlockScan scan_contiguous(const void* __restrict input, std::int64_t offse
   return BlockScan{float_from_bits(largest), nonfinite != 0};
 }
 
-// Nearest codes of elements [begin, end) of a contiguous input into 8-bit codes: quantize_value's
-// nearest rounding, in chunks whose codes go first to a local array and then to `codes`. Both loops
-// vectorize (the first with gathers); a byte store straight from the first could alias the table.
+// Nearest codes (quantize_value's nearest rounding) of `count` <= kNearestChunk contiguous elements
+// from `first`, into a local array: the loop vectorizes with gathers, where a byte store straight
+// into the codes could alias the table. The finer index where the map has one, else the search.
+inline constexpr std::int64_t kNearestChunk = 256;  // even, so a chunk of 4-bit codes starts on a byte
+
+template <DType D>
+BP_HD void nearest_codes_of_chunk(const CodeTable& table, const void* __restrict input, std::int64_t first,
+                                  float absmax, std::int64_t count, std::int32_t* __restrict chosen) {
+  if (table.nearest_ready != 0) {
+    for (std::int64_t j = 0; j < count; ++j) {
+      chosen[j] = nearest_code_by_bucket(table, normalize(load_as<D>(input, first + j), absmax));
+    }
+  } else {
+    for (std::int64_t j = 0; j < count; ++j) {
+      chosen[j] = table.sorted_codes[nearest_sorted_index(table, normalize(load_as<D>(input, first + j), absmax))];
+    }
+  }
+}
+
+// Nearest codes of elements [begin, end) of a contiguous input into 8-bit codes, chunk by chunk.
 template <DType D>
 BP_HD void quantize_contiguous(const CodeTable& table, const void* __restrict input, std::int64_t offset,
                                std::uint8_t* __restrict codes, float absmax, std::int64_t begin, std::int64_t end) {
-  constexpr std::int64_t kChunk = 256;
-  std::int32_t chosen[kChunk];
-  for (std::int64_t first = begin; first < end; first += kChunk) {
-    const std::int64_t count = end - first < kChunk ? end - first : kChunk;
-    for (std::int64_t j = 0; j < count; ++j) {
-      chosen[j] = table.sorted_codes[nearest_sorted_index(table, normalize(load_as<D>(input, offset + first + j), absmax))];
-    }
+  std::int32_t chosen[kNearestChunk];
+  for (std::int64_t first = begin; first < end; first += kNearestChunk) {
+    const std::int64_t count = end - first < kNearestChunk ? end - first : kNearestChunk;
+    nearest_codes_of_chunk<D>(table, input, offset + first, absmax, count, chosen);
     for (std::int64_t j = 0; j < count; ++j) codes[first + j] = static_cast<std::uint8_t>(chosen[j]);
   }
 }
@@ -213,13 +250,10 @@ template <DType D>
 BP_HD void quantize_contiguous_packed(const CodeTable& table, const void* __restrict input, std::int64_t offset,
                                       std::uint8_t* __restrict codes, float absmax, std::int64_t begin,
                                       std::int64_t end) {
-  constexpr std::int64_t kChunk = 256;  // even, so every chunk starts on a byte
-  std::int32_t chosen[kChunk];
-  for (std::int64_t first = begin; first < end; first += kChunk) {
-    const std::int64_t count = end - first < kChunk ? end - first : kChunk;
-    for (std::int64_t j = 0; j < count; ++j) {
-      chosen[j] = table.sorted_codes[nearest_sorted_index(table, normalize(load_as<D>(input, offset + first + j), absmax))];
-    }
+  std::int32_t chosen[kNearestChunk];
+  for (std::int64_t first = begin; first < end; first += kNearestChunk) {
+    const std::int64_t count = end - first < kNearestChunk ? end - first : kNearestChunk;
+    nearest_codes_of_chunk<D>(table, input, offset + first, absmax, count, chosen);
     std::uint8_t* const out = codes + first / 2;
     for (std::int64_t k = 0; k < count / 2; ++k) {
       out[k] = static_cast<std::uint8_t>((chosen[2 * k] << 4) | (chosen[2 * k + 1] & 0x0F));

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,10 @@ inline constexpr int kMaxCodeMaps = 256;
 // branch-free steps. Building a table checks that every bucket's counts fit in it.
 inline constexpr int kBucketWindow = 16;
 
+// Buckets of the finer decision index (CodeTable::nearest_*), both signs together: 64 KiB of
+// thresholds and codes, of which random data touches a few exponents.
+inline constexpr int kNearestBuckets = 8192;
+
 // The decision table of one format, plain data for the kernel body.
 // Quantization rounds the normalised value v to the nearest of `sorted_values` by counting the
 // decision `thresholds` below it: threshold i is the largest fp32 value <= the exact midpoint M_i of
@@ -46,6 +51,16 @@ struct CodeTable {
   // bucket k = bits(v) >> 20 (sign, exponent, three fraction bits) has at least bucket_low[k] and
   // fewer than bucket_low[k] + kBucketWindow thresholds strictly below it (ARITHMETIC.md).
   std::int32_t bucket_low[4096] = {};
+  // A finer index, where the map allows one within kNearestBuckets: buckets of |bits(v)| clamped to
+  // [nearest_floor, nearest_ceiling], shifted right by nearest_shift, per sign, each holding at most
+  // one threshold. The nearest code of v is then one compare (nearest_code_by_bucket; ARITHMETIC.md).
+  std::int32_t nearest_ready = 0;  // 0: the map's thresholds are too close for the buckets; search
+  std::int32_t nearest_shift = 0;
+  std::uint32_t nearest_floor = 0, nearest_ceiling = 0;  // bucket starts, as fp32 magnitude bits
+  std::int32_t nearest_per_sign = 0;                     // buckets of one sign; negative ones follow
+  std::int32_t nan_code = 0;                             // the code search gives NaN (sorted index 0)
+  float nearest_threshold[kNearestBuckets] = {};         // the bucket's threshold, or +inf if none
+  std::int32_t nearest_codes[kNearestBuckets] = {};      // code if v <= threshold | code above << 8
 };
 
 // Views into the registry, valid for the life of the program.
@@ -61,6 +76,9 @@ std::vector<QuantFormatInfo> quant_formats();  // every registered map, built-in
 const QuantFormatInfo& quant_format_info(QuantFormat format);
 QuantFormat parse_quant_format(std::string_view name);  // throws Error(invalid_argument)
 const CodeTable& code_table(QuantFormat format);        // built once, immutable
+// The tables of three formats side by side (an 8-bit step's states), copied once per triple and
+// kept for the process: a step indexes them without copying 3 x 85 KB per call.
+const CodeTable* code_tables_in_a_row(const std::array<QuantFormat, 3>& formats);
 // Block sizes the kernels accept: powers of two 64..4096, and 32 for 4-bit formats.
 std::vector<std::int64_t> supported_block_sizes(QuantFormat format);
 void validate_block_size(QuantFormat format, std::int64_t blocksize);  // throws with the valid list
