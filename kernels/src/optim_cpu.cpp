@@ -80,6 +80,31 @@ void contiguous_step(const OptimizerParams& p, std::int64_t begin, std::int64_t 
   }
 }
 
+BITPARITY_CPU_CLONES bool any_gradient_nonfinite_f32(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  return any_gradient_nonfinite_contiguous<DType::f32>(p, begin, end);
+}
+BITPARITY_CPU_CLONES bool any_gradient_nonfinite_f16(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  return any_gradient_nonfinite_contiguous<DType::f16>(p, begin, end);
+}
+BITPARITY_CPU_CLONES bool any_gradient_nonfinite_bf16(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  return any_gradient_nonfinite_contiguous<DType::bf16>(p, begin, end);
+}
+
+// Elements [begin, end): the vectorized test on a contiguous gradient, else element by element.
+bool any_gradient_nonfinite(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  if (p.grad_index.contiguous) {
+    switch (p.grad_dtype) {
+      case DType::f16: return any_gradient_nonfinite_f16(p, begin, end);
+      case DType::bf16: return any_gradient_nonfinite_bf16(p, begin, end);
+      default: return any_gradient_nonfinite_f32(p, begin, end);
+    }
+  }
+  for (std::int64_t i = begin; i < end; ++i) {
+    if (gradient_nonfinite(p, i)) return true;
+  }
+  return false;
+}
+
 std::int64_t per_launch(const OptimizerParams& params, const LaunchConfig& launch) {
   return launch.blocks_per_launch > 0 ? launch.blocks_per_launch * kOptimizerElementsPerLaunchBlock : params.numel;
 }
@@ -88,12 +113,8 @@ std::int64_t per_launch(const OptimizerParams& params, const LaunchConfig& launc
 bool gradient_has_nonfinite(const OptimizerParams& params, const LaunchConfig& launch) {
   std::atomic<bool> nonfinite{false};
   over_chunks(0, params.numel, launch, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) {
-      if (gradient_nonfinite(params, i)) {
-        nonfinite.store(true, std::memory_order_relaxed);
-        return;
-      }
-    }
+    if (nonfinite.load(std::memory_order_relaxed)) return;  // found already: the rest cannot change it
+    if (any_gradient_nonfinite(params, begin, end)) nonfinite.store(true, std::memory_order_relaxed);
   });
   return nonfinite.load();
 }

@@ -1,7 +1,12 @@
-// Spot checks of the conversions; the exhaustive check over every input is property P12.
+// Spot checks of the conversions, and their fp32-lane forms against the double form; the exhaustive
+// check against the reference over every input is property P12.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
 
 #include "bitparity/kernels/convert.hpp"
 
@@ -51,6 +56,60 @@ TEST(Conversion, WideningIsExactForEveryHalf) {
       EXPECT_EQ(float_to_bf16(b), h) << "bf16 " << std::hex << h;
     }
   }
+}
+
+// The fp32 form of the narrowing is the double form's result on every fp32 pattern but NaN.
+TEST(Conversion, FloatNarrowingEqualsTheDoubleFormOnEveryFloat) {
+  std::uint64_t mismatches = 0;
+  for (std::uint64_t pattern = 0; pattern < (1ull << 32); ++pattern) {
+    const float f = float_from_bits(static_cast<std::uint32_t>(pattern));
+    if (f != f) continue;
+    mismatches += round_float_to_narrow<5, 10>(f) != round_double_to_narrow<5, 10>(f) ? 1 : 0;
+    mismatches += round_float_to_narrow<8, 7>(f) != round_double_to_narrow<8, 7>(f) ? 1 : 0;
+  }
+  EXPECT_EQ(mismatches, 0u);
+}
+
+// Doubles where rounding twice could differ from rounding once: every midpoint between neighbouring
+// f16 and bf16 values (ties), with neighbours a double ulp and 2^-40 away on each side, and random
+// doubles of full precision over both formats' ranges and below. Round-to-odd then nearest is the
+// single rounding on all of them; fp32 nearest then nearest is not (the cases reach the hazard).
+TEST(Conversion, RoundToOddThenNearestIsTheSingleRounding) {
+  std::vector<double> cases;
+  for (std::uint32_t h = 0; h < 0x7C00; ++h) {
+    const double low = f16_to_float(static_cast<std::uint16_t>(h)), high = f16_to_float(static_cast<std::uint16_t>(h + 1));
+    const double middle = (low + high) / 2;
+    for (const double v : {middle, std::nextafter(middle, 0.0), std::nextafter(middle, 1e300), middle * (1 + 0x1p-40),
+                           middle * (1 - 0x1p-40)}) {
+      cases.push_back(v);
+      cases.push_back(-v);
+    }
+  }
+  for (std::uint32_t b = 0; b < 0x7F80; ++b) {
+    const double low = bf16_to_float(static_cast<std::uint16_t>(b)), high = bf16_to_float(static_cast<std::uint16_t>(b + 1));
+    const double middle = (low + high) / 2;
+    for (const double v : {middle, std::nextafter(middle, 0.0), std::nextafter(middle, 1e300), middle * (1 + 0x1p-40),
+                           middle * (1 - 0x1p-40)}) {
+      cases.push_back(v);
+      cases.push_back(-v);
+    }
+  }
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 1 << 22; ++i) {
+    const std::uint64_t fraction = random() >> 12;
+    const std::uint64_t exponent = 1023 - 160 + random() % 300;  // 2^-160 .. 2^139
+    cases.push_back(std::bit_cast<double>((random() & (1ull << 63)) | (exponent << 52) | fraction));
+  }
+  for (const double v : {0.0, -0.0, 1e-300, 65520.0, 65519.99, 0x1.fep127, 1e300, HUGE_VAL, -HUGE_VAL}) cases.push_back(v);
+  std::uint64_t wrong_f16 = 0, wrong_bf16 = 0, naive_wrong = 0;
+  for (const double v : cases) {
+    wrong_f16 += round_double_to_narrow_by_odd<5, 10>(v) != round_double_to_narrow<5, 10>(v) ? 1 : 0;
+    wrong_bf16 += round_double_to_narrow_by_odd<8, 7>(v) != round_double_to_narrow<8, 7>(v) ? 1 : 0;
+    naive_wrong += round_float_to_narrow<8, 7>(static_cast<float>(v)) != round_double_to_narrow<8, 7>(v) ? 1 : 0;
+  }
+  EXPECT_EQ(wrong_f16, 0u);
+  EXPECT_EQ(wrong_bf16, 0u);
+  EXPECT_GT(naive_wrong, 0u) << "no case where rounding through fp32 to nearest goes wrong: the cases miss the hazard";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Conversions between fp32 and the 16-bit formats, identical on host and device.
 // Rounding is to nearest, ties to even, with subnormals; NaN stays NaN (sign and leading payload
 // bits kept, quiet bit set); overflow goes to infinity. The order of operations is in ARITHMETIC.md.
+#include <cmath>
 #include <cstdint>
 
 #include "bitparity/kernels/bits.hpp"
@@ -62,6 +63,59 @@ BP_HD std::uint16_t round_double_to_narrow(double value) {
   return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(result));
 }
 
+// round_double_to_narrow of an fp32 value, in 32-bit integers (twice the lanes of a vector). bf16 is
+// fp32's upper half: adding 0x7FFF and the kept last bit carries into it exactly when the dropped
+// half is above a tie, or a tie with an odd kept part. Other formats take the same steps as the
+// double form; an fp32 subnormal gets a wrong implicit bit there but lies far below half of f16's
+// smallest subnormal, so it rounds to zero all the same. NaN is handled by the callers.
+template <int ExpBits, int MantBits>
+BP_HD std::uint16_t round_float_to_narrow(float value) {
+  const std::uint32_t bits = float_bits(value);
+  const std::uint32_t sign = (bits >> 31) << (ExpBits + MantBits);
+  const std::uint32_t magnitude = bits & 0x7FFFFFFFu;
+  if constexpr (ExpBits == 8) {
+    static_assert(MantBits == 7, "an 8-bit exponent is bf16");
+    return static_cast<std::uint16_t>(sign | ((magnitude + 0x7FFFu + ((magnitude >> 16) & 1u)) >> 16));
+  } else {
+    const std::uint32_t infinity = ((1u << ExpBits) - 1u) << MantBits;
+    const int e = static_cast<int>(magnitude >> 23) - 127;  // value = significand * 2^(e - 23)
+    const std::uint32_t significand = (magnitude & 0x7FFFFFu) | 0x800000u;
+    const int bias = (1 << (ExpBits - 1)) - 1;
+    const int emin = 1 - bias;
+    const bool subnormal = e < emin;
+    int shift = 23 - MantBits + (subnormal ? emin - e : 0);
+    shift = shift < 31 ? shift : 31;  // past 24 every bit is dropped and the rest is below half
+    const std::uint32_t with_round_bit = significand >> (shift - 1);
+    std::uint32_t kept = with_round_bit >> 1;
+    const std::uint32_t round_bit = with_round_bit & 1u;
+    const std::uint32_t sticky = (with_round_bit << (shift - 1)) != significand ? 1u : 0u;
+    kept += round_bit & (sticky | kept);
+    const std::uint32_t biased = static_cast<std::uint32_t>(subnormal ? 0 : e + bias - 1);
+    std::uint32_t result = subnormal ? kept : (biased << MantBits) + kept;
+    result = result < infinity ? result : infinity;
+    return static_cast<std::uint16_t>(sign | result);
+  }
+}
+
+// A double rounded to fp32 by round-to-odd: toward zero, with the last bit set where inexact. Rounded
+// again to nearest in a format with at least two fewer significand bits whose values fp32 holds (f16,
+// bf16), it gives that format's single rounding of the double (Boldo and Melquiond, "When double
+// rounding is odd", 2005), in fp32 lanes. Infinite inputs stay infinite; NaN is the callers'.
+BP_HD float round_double_to_odd_float(double value) {
+  const float nearest = static_cast<float>(value);
+  const double back = static_cast<double>(nearest);
+  std::uint32_t bits = float_bits(nearest);
+  bits -= fabs(back) > fabs(value) ? 1u : 0u;  // rounded away from zero: step back (never from 0)
+  bits |= back != value ? 1u : 0u;
+  return float_from_bits(bits);
+}
+
+// The single rounding of a double to f16 or bf16 (round_double_to_narrow), through fp32 lanes.
+template <int ExpBits, int MantBits>
+BP_HD std::uint16_t round_double_to_narrow_by_odd(double value) {
+  return round_float_to_narrow<ExpBits, MantBits>(round_double_to_odd_float(value));
+}
+
 template <int ExpBits, int MantBits>
 BP_HD std::uint16_t nan_to_narrow(std::uint32_t f32_bits) {
   const std::uint32_t sign = (f32_bits >> 31) << (ExpBits + MantBits);
@@ -73,13 +127,13 @@ BP_HD std::uint16_t nan_to_narrow(std::uint32_t f32_bits) {
 BP_HD std::uint16_t float_to_f16(float value) {
   const std::uint32_t bits = float_bits(value);
   if (is_nan_bits(bits)) return nan_to_narrow<5, 10>(bits);
-  return round_double_to_narrow<5, 10>(static_cast<double>(value));
+  return round_float_to_narrow<5, 10>(value);
 }
 
 BP_HD std::uint16_t float_to_bf16(float value) {
   const std::uint32_t bits = float_bits(value);
   if (is_nan_bits(bits)) return nan_to_narrow<8, 7>(bits);
-  return round_double_to_narrow<8, 7>(static_cast<double>(value));
+  return round_float_to_narrow<8, 7>(value);
 }
 
 inline constexpr std::uint16_t kCanonicalNanF16 = 0x7E00u;

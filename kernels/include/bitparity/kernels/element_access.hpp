@@ -57,10 +57,10 @@ template <DType D>
 BP_HD void store_computed_as(void* base, std::int64_t at, float value) {
   if constexpr (D == DType::f16) {
     static_cast<std::uint16_t*>(base)[at] =
-        value != value ? kCanonicalNanF16 : round_double_to_narrow<5, 10>(static_cast<double>(value));
+        value != value ? kCanonicalNanF16 : round_float_to_narrow<5, 10>(value);
   } else if constexpr (D == DType::bf16) {
     static_cast<std::uint16_t*>(base)[at] =
-        value != value ? kCanonicalNanBF16 : round_double_to_narrow<8, 7>(static_cast<double>(value));
+        value != value ? kCanonicalNanBF16 : round_float_to_narrow<8, 7>(value);
   } else {
     static_cast<float*>(base)[at] = value != value ? float_from_bits(kCanonicalNanF32) : value;
   }
@@ -75,10 +75,10 @@ template <DType D>
 BP_HD void store_rounded_double_as(void* base, std::int64_t at, double exact) {
   if constexpr (D == DType::f16) {
     const bool nan = exact != exact;
-    static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanF16 : round_double_to_narrow<5, 10>(exact);
+    static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanF16 : round_double_to_narrow_by_odd<5, 10>(exact);
   } else if constexpr (D == DType::bf16) {
     const bool nan = exact != exact;
-    static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanBF16 : round_double_to_narrow<8, 7>(exact);
+    static_cast<std::uint16_t*>(base)[at] = nan ? kCanonicalNanBF16 : round_double_to_narrow_by_odd<8, 7>(exact);
   } else {
     // Rounded unconditionally, then the NaN replaced: the same bits, and a select a vectorizer can
     // use (a conversion under a branch cannot be speculated while it may raise a flag).

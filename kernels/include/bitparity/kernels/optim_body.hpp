@@ -129,4 +129,18 @@ BP_HD bool gradient_nonfinite(const OptimizerParams& p, std::int64_t i) {
   return nonfinite_gradient_value(load_as_float(p.grad, p.grad_dtype, p.grad_index.storage(i)));
 }
 
+// Whether gradient_nonfinite holds for any of elements [begin, end) of a contiguous gradient of
+// dtype D: the same test on bit patterns (a magnitude at or above infinity's bits is NaN or
+// infinity), or-ed without an early exit, so that the loop vectorizes.
+template <DType D>
+BP_HD bool any_gradient_nonfinite_contiguous(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
+  const void* __restrict grad = p.grad;
+  const std::int64_t at = p.grad_index.offset;
+  std::uint32_t nonfinite = 0;
+  for (std::int64_t i = begin; i < end; ++i) {
+    nonfinite |= (float_bits(load_as<D>(grad, at + i)) & 0x7FFFFFFFu) >= 0x7F800000u ? 1u : 0u;
+  }
+  return nonfinite != 0;
+}
+
 }  // namespace bitparity
