@@ -34,12 +34,11 @@ struct Lars {
   BP_HD static void element(const StepScalars& s, ElementValues& e) {
     const float g = with_l2_decay(s, prepared_gradient(s, e.g), e.p);
     const float scaled = times_trust(s, g);
-    float direction = scaled;
-    if (s.momentum != 0.0f) {
-      const float buffer = s.first_step ? scaled : s.momentum * e.s[0] + s.one_minus_dampening * scaled;
-      e.s[0] = buffer;
-      direction = s.nesterov ? scaled + s.momentum * buffer : buffer;
-    }
+    // Without momentum the buffer is computed and dropped (selects, so that the loops vectorize).
+    const float buffer = s.first_step != 0 ? scaled : s.momentum * e.s[0] + s.one_minus_dampening * scaled;
+    const bool with_momentum = s.momentum != 0.0f;
+    e.s[0] = with_momentum ? buffer : e.s[0];
+    const float direction = with_momentum ? (s.nesterov != 0 ? scaled + s.momentum * buffer : buffer) : scaled;
     e.p = e.p - s.lr * direction;
   }
 };

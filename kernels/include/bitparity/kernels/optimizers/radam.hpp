@@ -39,11 +39,9 @@ struct Radam {
     const float g = with_l2_decay(s, prepared_gradient(s, e.g), e.p);
     const float m = moving_average(s.beta1, s.one_minus_beta1, e.s[0], g);
     const float v = moving_average(s.beta2, s.one_minus_beta2, e.s[1], g * g);
-    if (s.variant) {
-      apply_update(s, e.p, s.coefficient[kRectifiedStep] * (m / (sqrtf(v) + s.eps)), e);
-    } else {
-      apply_update(s, e.p, s.step_size * m, e);
-    }
+    // Both updates computed, one kept: a select, so that the loops vectorize.
+    const float rectified = s.coefficient[kRectifiedStep] * (m / (sqrtf(v) + s.eps));
+    apply_update(s, e.p, s.variant != 0 ? rectified : s.step_size * m, e);
     e.s[0] = m;
     e.s[1] = v;
   }

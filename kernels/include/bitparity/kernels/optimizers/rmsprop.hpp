@@ -26,20 +26,17 @@ struct Rmsprop {
     const float g = with_l2_decay(s, prepared_gradient(s, e.g), e.p);
     const float square_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[0], g * g);
     e.s[0] = square_avg;
-    float variance = square_avg;
-    if (s.centered) {
-      const float grad_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[1], g);
-      e.s[1] = grad_avg;
-      variance = clamped_at_zero(square_avg - grad_avg * grad_avg);
-    }
+    // The centred average and the momentum buffer are computed and dropped where unused: selects,
+    // not branches, so that the launchers' element loops vectorize.
+    const bool centered = s.centered != 0;
+    const float grad_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[1], g);
+    e.s[1] = centered ? grad_avg : e.s[1];
+    const float variance = centered ? clamped_at_zero(square_avg - grad_avg * grad_avg) : square_avg;
     const float denom = sqrtf(variance) + s.eps;
-    if (s.momentum > 0.0f) {
-      const float buffer = s.momentum * e.s[2] + g / denom;
-      e.s[2] = buffer;
-      apply_update(s, e.p, s.lr * buffer, e);
-    } else {
-      apply_update(s, e.p, s.lr * (g / denom), e);
-    }
+    const float buffer = s.momentum * e.s[2] + g / denom;
+    const bool with_momentum = s.momentum > 0.0f;
+    e.s[2] = with_momentum ? buffer : e.s[2];
+    apply_update(s, e.p, s.lr * (with_momentum ? buffer : g / denom), e);
   }
 };
 

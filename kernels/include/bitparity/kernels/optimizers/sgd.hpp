@@ -31,13 +31,13 @@ struct Sgd {
   static void host_scalars(const StepContext&, StepScalars&) {}
   BP_HD static void element(const StepScalars& s, ElementValues& e) {
     const float g = with_l2_decay(s, prepared_gradient(s, e.g), e.p);
-    float direction = g;
-    if (s.momentum != 0.0f) {
-      // The first step starts the buffer at the gradient (no dampening), as torch.optim.SGD does.
-      const float buffer = s.first_step ? g : s.momentum * e.s[0] + s.one_minus_dampening * g;
-      e.s[0] = buffer;
-      direction = s.nesterov ? g + s.momentum * buffer : buffer;
-    }
+    // The first step starts the buffer at the gradient (no dampening), as torch.optim.SGD does.
+    // Without momentum the buffer is computed and dropped: selects, not a branch, so that the
+    // launchers' element loops vectorize.
+    const float buffer = s.first_step != 0 ? g : s.momentum * e.s[0] + s.one_minus_dampening * g;
+    const bool with_momentum = s.momentum != 0.0f;
+    e.s[0] = with_momentum ? buffer : e.s[0];
+    const float direction = with_momentum ? (s.nesterov != 0 ? g + s.momentum * buffer : buffer) : g;
     apply_update(s, e.p, s.lr * direction, e);
   }
 };
