@@ -76,24 +76,19 @@ TEST(Conversion, FloatNarrowingEqualsTheDoubleFormOnEveryFloat) {
 // single rounding on all of them; fp32 nearest then nearest is not (the cases reach the hazard).
 TEST(Conversion, RoundToOddThenNearestIsTheSingleRounding) {
   std::vector<double> cases;
-  for (std::uint32_t h = 0; h < 0x7C00; ++h) {
-    const double low = f16_to_float(static_cast<std::uint16_t>(h)), high = f16_to_float(static_cast<std::uint16_t>(h + 1));
-    const double middle = (low + high) / 2;
-    for (const double v : {middle, std::nextafter(middle, 0.0), std::nextafter(middle, 1e300), middle * (1 + 0x1p-40),
-                           middle * (1 - 0x1p-40)}) {
-      cases.push_back(v);
-      cases.push_back(-v);
+  // Each midpoint between a format's neighbouring finite values, with its close neighbours.
+  const auto add_midpoints = [&](std::uint32_t infinity, float (*widen)(std::uint16_t)) {
+    for (std::uint32_t x = 0; x < infinity; ++x) {
+      const double middle = (static_cast<double>(widen(static_cast<std::uint16_t>(x))) + widen(static_cast<std::uint16_t>(x + 1))) / 2;
+      for (const double v : {middle, std::nextafter(middle, 0.0), std::nextafter(middle, 1e300), middle * (1 + 0x1p-40),
+                             middle * (1 - 0x1p-40)}) {
+        cases.push_back(v);
+        cases.push_back(-v);
+      }
     }
-  }
-  for (std::uint32_t b = 0; b < 0x7F80; ++b) {
-    const double low = bf16_to_float(static_cast<std::uint16_t>(b)), high = bf16_to_float(static_cast<std::uint16_t>(b + 1));
-    const double middle = (low + high) / 2;
-    for (const double v : {middle, std::nextafter(middle, 0.0), std::nextafter(middle, 1e300), middle * (1 + 0x1p-40),
-                           middle * (1 - 0x1p-40)}) {
-      cases.push_back(v);
-      cases.push_back(-v);
-    }
-  }
+  };
+  add_midpoints(0x7C00, f16_to_float);
+  add_midpoints(0x7F80, bf16_to_float);
   std::mt19937_64 random(7);
   for (int i = 0; i < 1 << 22; ++i) {
     const std::uint64_t fraction = random() >> 12;

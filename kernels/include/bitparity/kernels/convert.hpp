@@ -24,50 +24,56 @@ BP_HD float f16_to_float(std::uint16_t h) {
 
 BP_HD float bf16_to_float(std::uint16_t b) { return float_from_bits(static_cast<std::uint32_t>(b) << 16); }
 
-// Round a finite or infinite double to a binary format with ExpBits exponent and MantBits
-// fraction bits, once (no intermediate rounding). NaN is handled by the callers. Written without
-// a branch on the value, so that a compiler can vectorize a loop of it; the cases are selects.
-template <int ExpBits, int MantBits>
-BP_HD std::uint16_t round_double_to_narrow(double value) {
-  const std::uint64_t bits = double_bits(value);
-  const std::uint32_t sign = (bits >> 63) ? (1u << (ExpBits + MantBits)) : 0u;
-  const std::uint64_t magnitude = bits & 0x7FFFFFFFFFFFFFFFull;
-  const std::uint32_t infinity = ((1u << ExpBits) - 1u) << MantBits;
-  const int exponent_field = static_cast<int>(magnitude >> 52);
-  // A double subnormal gets a wrong implicit bit here, but lies so far below half the smallest
-  // subnormal of either narrow format that its shift drops every bit and it rounds to zero.
-  const std::uint64_t significand = (magnitude & ((1ull << 52) - 1)) | (1ull << 52);
-  const int e = exponent_field - 1023;  // value = significand * 2^(e - 52)
+// The magnitude bits of a finite or infinite value rounded once to a binary format with ExpBits
+// exponent and MantBits fraction bits (no intermediate rounding), from a source format held in
+// `Bits` with SourceFraction fraction bits and exponent bias SourceBias (double or fp32). Written
+// without a branch on the value, so that a compiler can vectorize a loop of it; the cases are
+// selects. A source subnormal gets a wrong implicit bit here, but lies so far below half the
+// smallest subnormal of f16 or bf16 (from double), or of f16 (from fp32), that its shift drops every
+// bit and it rounds to zero.
+template <class Bits, int SourceFraction, int SourceBias, int ExpBits, int MantBits>
+BP_HD std::uint32_t narrow_magnitude(Bits magnitude) {
+  constexpr int kWidth = 8 * static_cast<int>(sizeof(Bits));
+  const Bits infinity = static_cast<Bits>(((1u << ExpBits) - 1u) << MantBits);
+  const Bits significand = (magnitude & ((Bits{1} << SourceFraction) - 1)) | (Bits{1} << SourceFraction);
+  const int e = static_cast<int>(magnitude >> SourceFraction) - SourceBias;  // value = significand * 2^(e - SourceFraction)
   const int bias = (1 << (ExpBits - 1)) - 1;
   const int emin = 1 - bias;
   const bool subnormal = e < emin;  // fewer fraction bits survive
-  int shift = 52 - MantBits + (subnormal ? emin - e : 0);
-  // Past 53 every bit is dropped and the remainder is below half: the result is zero. Capping at 63
-  // keeps the shifts defined and gives that same zero.
-  shift = shift < 63 ? shift : 63;
+  int shift = SourceFraction - MantBits + (subnormal ? emin - e : 0);
+  // Past SourceFraction + 1 every bit is dropped and the remainder is below half: the result is
+  // zero. Capping below the width keeps the shifts defined and gives that same zero.
+  shift = shift < kWidth - 1 ? shift : kWidth - 1;
   // The kept bits with the round bit below them; sticky is whether any lower bit is set. (Not a
   // mask `(1 << shift) - 1`: GCC 12 does not vectorize a constant shifted by a variable amount.)
-  const std::uint64_t with_round_bit = significand >> (shift - 1);
-  std::uint64_t kept = with_round_bit >> 1;
-  const std::uint64_t round_bit = with_round_bit & 1u;
-  const std::uint64_t sticky = (with_round_bit << (shift - 1)) != significand ? 1u : 0u;
+  const Bits with_round_bit = significand >> (shift - 1);
+  Bits kept = with_round_bit >> 1;
+  const Bits round_bit = with_round_bit & 1u;
+  const Bits sticky = (with_round_bit << (shift - 1)) != significand ? 1u : 0u;
   // Ties to even, without a branch on the data (a branch here mispredicts on every other value).
   kept += round_bit & (sticky | kept);
   // A subnormal's kept bits are the result (a carry into 2^MantBits is the smallest normal). A
   // normal's kept carries the implicit bit at 2^MantBits, which adds one to the biased exponent; a
   // rounding carry propagates into the exponent, and past the largest finite value (or from an
   // infinite input) lands on inf.
-  const std::uint64_t biased = static_cast<std::uint64_t>(subnormal ? 0 : e + bias - 1);
-  std::uint64_t result = subnormal ? kept : (biased << MantBits) + kept;
+  const Bits biased = static_cast<Bits>(subnormal ? 0 : e + bias - 1);
+  Bits result = subnormal ? kept : (biased << MantBits) + kept;
   result = result < infinity ? result : infinity;
-  return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(result));
+  return static_cast<std::uint32_t>(result);
 }
 
-// round_double_to_narrow of an fp32 value, in 32-bit integers (twice the lanes of a vector). bf16 is
-// fp32's upper half: adding 0x7FFF and the kept last bit carries into it exactly when the dropped
-// half is above a tie, or a tie with an odd kept part. Other formats take the same steps as the
-// double form; an fp32 subnormal gets a wrong implicit bit there but lies far below half of f16's
-// smallest subnormal, so it rounds to zero all the same. NaN is handled by the callers.
+// A finite or infinite double rounded once to f16 (5, 10) or bf16 (8, 7). NaN is the callers'.
+template <int ExpBits, int MantBits>
+BP_HD std::uint16_t round_double_to_narrow(double value) {
+  const std::uint64_t bits = double_bits(value);
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits >> 63) << (ExpBits + MantBits);
+  return static_cast<std::uint16_t>(
+      sign | narrow_magnitude<std::uint64_t, 52, 1023, ExpBits, MantBits>(bits & 0x7FFFFFFFFFFFFFFFull));
+}
+
+// The same from fp32, in 32-bit integers (twice the lanes of a vector). bf16 is fp32's upper half:
+// adding 0x7FFF and the kept last bit carries into it exactly when the dropped half is above a tie,
+// or a tie with an odd kept part.
 template <int ExpBits, int MantBits>
 BP_HD std::uint16_t round_float_to_narrow(float value) {
   const std::uint32_t bits = float_bits(value);
@@ -77,23 +83,7 @@ BP_HD std::uint16_t round_float_to_narrow(float value) {
     static_assert(MantBits == 7, "an 8-bit exponent is bf16");
     return static_cast<std::uint16_t>(sign | ((magnitude + 0x7FFFu + ((magnitude >> 16) & 1u)) >> 16));
   } else {
-    const std::uint32_t infinity = ((1u << ExpBits) - 1u) << MantBits;
-    const int e = static_cast<int>(magnitude >> 23) - 127;  // value = significand * 2^(e - 23)
-    const std::uint32_t significand = (magnitude & 0x7FFFFFu) | 0x800000u;
-    const int bias = (1 << (ExpBits - 1)) - 1;
-    const int emin = 1 - bias;
-    const bool subnormal = e < emin;
-    int shift = 23 - MantBits + (subnormal ? emin - e : 0);
-    shift = shift < 31 ? shift : 31;  // past 24 every bit is dropped and the rest is below half
-    const std::uint32_t with_round_bit = significand >> (shift - 1);
-    std::uint32_t kept = with_round_bit >> 1;
-    const std::uint32_t round_bit = with_round_bit & 1u;
-    const std::uint32_t sticky = (with_round_bit << (shift - 1)) != significand ? 1u : 0u;
-    kept += round_bit & (sticky | kept);
-    const std::uint32_t biased = static_cast<std::uint32_t>(subnormal ? 0 : e + bias - 1);
-    std::uint32_t result = subnormal ? kept : (biased << MantBits) + kept;
-    result = result < infinity ? result : infinity;
-    return static_cast<std::uint16_t>(sign | result);
+    return static_cast<std::uint16_t>(sign | narrow_magnitude<std::uint32_t, 23, 127, ExpBits, MantBits>(magnitude));
   }
 }
 
