@@ -17,6 +17,7 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/reports/code_map_file.hpp"
+#include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/result_file.hpp"
@@ -249,6 +250,12 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
   return row;
 }
 
+// A device that is named but absent is bad input (exit 2, as `check` gives); exit 4 is for runs that
+// require a GPU (BITPARITY_REQUIRE_GPU) and have none.
+int refusal_code_of(const Error& e) {
+  return e.code() == ErrorCode::device_unavailable && gpu_required(false) ? exit_gpu_missing : exit_bad_input;
+}
+
 // Each rank builds its implementation; a rank whose device is absent stops the run before any work.
 std::unique_ptr<fixtures::Implementation> build_implementation(const std::string& name, distributed::MpiWorld& world,
                                                                int& refusal_code) {
@@ -259,7 +266,7 @@ std::unique_ptr<fixtures::Implementation> build_implementation(const std::string
     implementation = fixtures::make_implementation(name);
   } catch (const Error& e) {
     problem = e.what();
-    code = e.code() == ErrorCode::device_unavailable ? exit_gpu_missing : exit_bad_input;
+    code = refusal_code_of(e);
   }
   if (!world.communicator().all_reduce_any(!problem.empty())) return implementation;
   const bool gpu_missing = world.communicator().all_reduce_any(code == exit_gpu_missing);
@@ -294,7 +301,7 @@ int choose_communicator(const ShardedPlan& plan, distributed::MpiWorld& world) {
       return exit_passed;
     } catch (const Error& e) {
       problem = e.what();
-      code = e.code() == ErrorCode::device_unavailable ? exit_gpu_missing : exit_bad_input;
+      code = refusal_code_of(e);
     }
   }
   const std::string finding = lowest_rank_finding(world.communicator(), problem);
