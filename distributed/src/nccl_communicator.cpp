@@ -19,8 +19,9 @@ namespace bitparity::distributed {
 
 namespace {
 
+// Called once the rank's GPU is known to exist: a failure is the machine's (exit 5), not bad input.
 void check_cuda(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) throw Error(ErrorCode::device_unavailable, std::string(call) + " failed: " + cudaGetErrorString(status));
+  if (status != cudaSuccess) throw Error(ErrorCode::cuda_failure, std::string(call) + " failed: " + cudaGetErrorString(status));
 }
 
 // What each rank tells the others before NCCL starts, so that every rank refuses the same world.
@@ -133,7 +134,7 @@ class NcclCommunicator final : public IntegerSumCommunicator {
       const char* last = ncclGetLastError(comm_);
       if (last != nullptr && *last != '\0') why += std::string(" (") + last + ")";
     }
-    throw Error(ErrorCode::device_unavailable, std::string(call) + " failed on rank " + std::to_string(rank_) + ": " + why);
+    throw Error(ErrorCode::cuda_failure, std::string(call) + " failed on rank " + std::to_string(rank_) + ": " + why);
   }
   void* device_bytes(std::size_t bytes) {
     if (bytes > device_capacity_) {

@@ -17,7 +17,6 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/reports/code_map_file.hpp"
-#include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/result_file.hpp"
@@ -250,10 +249,16 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
   return row;
 }
 
-// A device that is named but absent is bad input (exit 2, as `check` gives); exit 4 is for runs that
-// require a GPU (BITPARITY_REQUIRE_GPU) and have none.
+// As `check` maps it: a device that is named but absent is bad input (exit 2), a CUDA or NCCL call that
+// fails is a run error (exit 5). Exit 4 (a GPU required and none usable) is decided before any rank
+// starts (`check --require-gpu`), so an absent cuda:7 beside a usable cuda:0 stays bad input.
 int refusal_code_of(const Error& e) {
-  return e.code() == ErrorCode::device_unavailable && gpu_required(false) ? exit_gpu_missing : exit_bad_input;
+  return e.code() == ErrorCode::cuda_failure ? exit_run_error : exit_bad_input;
+}
+
+// Every rank returns the same code: a run error on any rank outranks bad input.
+int agreed_refusal_code(distributed::MpiWorld& world, int code) {
+  return world.communicator().all_reduce_any(code == exit_run_error) ? exit_run_error : exit_bad_input;
 }
 
 // Each rank builds its implementation; a rank whose device is absent stops the run before any work.
@@ -269,10 +274,9 @@ std::unique_ptr<fixtures::Implementation> build_implementation(const std::string
     code = refusal_code_of(e);
   }
   if (!world.communicator().all_reduce_any(!problem.empty())) return implementation;
-  const bool gpu_missing = world.communicator().all_reduce_any(code == exit_gpu_missing);
+  refusal_code = agreed_refusal_code(world, code);
   const std::string finding = lowest_rank_finding(world.communicator(), problem.empty() ? "" : "rank " + std::to_string(world.rank()) + ": " + problem);
   if (world.rank() == 0) std::fprintf(stderr, "error: %s\n", finding.c_str());
-  refusal_code = gpu_missing ? exit_gpu_missing : exit_bad_input;
   return implementation;
 }
 
@@ -306,7 +310,7 @@ int choose_communicator(const ShardedPlan& plan, distributed::MpiWorld& world) {
   }
   const std::string finding = lowest_rank_finding(world.communicator(), problem);
   if (world.rank() == 0) std::fprintf(stderr, "error: %s\n", finding.c_str());
-  return world.communicator().all_reduce_any(code == exit_gpu_missing) ? exit_gpu_missing : exit_bad_input;
+  return agreed_refusal_code(world, code);
 }
 
 // P11's default checkpoint folder: made by rank 0 under the system's temporary folder, its name
