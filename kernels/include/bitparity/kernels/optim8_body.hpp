@@ -55,6 +55,29 @@ BP_HD void optim8_store(const Optimizer8Params& p, const CodeTable* tables, cons
   }
 }
 
+constexpr std::int64_t kMaxOptim8Block = 4096;  // the largest block size (supported_block_sizes)
+
+// The element pass of a contiguous block: parameter and gradient as fp32 in, the new parameter and
+// states into scratch arrays. Each restrict pointer is a parameter of this function, and none of the
+// objects they reach is written through another name here, so restrict holds by the letter; the
+// parameter tensor is written only later, by the caller.
+template <OptimizerKind K>
+BP_HD void optim8_elements_contiguous(const StepScalars scalars, const CodeTable* tables, const std::uint8_t* const* codes,
+                                      const float* old_absmax, const float* __restrict param_values,
+                                      const float* __restrict grad_values, float* __restrict param_out,
+                                      float (*__restrict state_out)[kMaxOptim8Block], std::int64_t count) {
+  constexpr int states = state_count(K);
+  for (std::int64_t j = 0; j < count; ++j) {
+    ElementValues e;
+    e.p = param_values[j];
+    e.g = grad_values[j];
+    for (int k = 0; k < states; ++k) e.s[k] = dequantize_state(tables[k], codes[k][j], old_absmax[k]);
+    optimizer_element_of<K>(scalars, e);
+    param_out[j] = e.p;
+    for (int k = 0; k < states; ++k) state_out[k][j] = e.s[k];
+  }
+}
+
 // One block whose parameter, gradient and codes are contiguous, with parameter and gradient of
 // dtype D: optim8_element, the scan and optim8_store, in passes over the block. Results go to local
 // arrays first, so that every loop vectorizes (a store straight into a tensor could alias the code
@@ -62,29 +85,24 @@ BP_HD void optim8_store(const Optimizer8Params& p, const CodeTable* tables, cons
 template <OptimizerKind K, DType D>
 BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block) {
   constexpr int states = state_count(K);
-  constexpr std::int64_t kMaxBlock = 4096;  // the largest block size (supported_block_sizes)
   struct {
-    float widened_param[kMaxBlock];  // f16 and bf16 inputs as fp32
-    float widened_grad[kMaxBlock];
-    float param[kMaxBlock];
-    float state[3][kMaxBlock];
+    float widened_param[kMaxOptim8Block];  // f16 and bf16 inputs as fp32
+    float widened_grad[kMaxOptim8Block];
+    float param[kMaxOptim8Block];
+    float state[3][kMaxOptim8Block];
   } scratch;
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t count = block_end(block, p.blocksize, p.base.numel) - begin;
-  // One restrict pointer for the parameter, read in the first pass and written in the last.
-  void* __restrict param = p.base.param;
-  const void* __restrict grad = p.base.grad;
+  void* const param = p.base.param;
+  const void* const grad = p.base.grad;
   const std::int64_t param_at = p.base.param_index.offset + begin, grad_at = p.base.grad_index.offset + begin;
   float old_absmax[3] = {0, 0, 0};
   for (int k = 0; k < states; ++k) old_absmax[k] = p.absmax[k][block];
   const std::uint8_t* codes[3] = {p.codes[0] + begin, p.codes[1] + begin, p.codes[2] + begin};
-  // A local copy: the body reads some scalars under a condition, and loads from the parameters
-  // under a condition are not hoisted out of the loop (they would keep it scalar).
-  const StepScalars scalars = p.base.s;
   // f16 and bf16 are widened into the scratch first: GCC 12 vectorizes the widening and the step
   // apart, but gives up on some optimizers' loops (SGD) with both in one.
-  const float* __restrict param_values = scratch.widened_param;
-  const float* __restrict grad_values = scratch.widened_grad;
+  const float* param_values = scratch.widened_param;
+  const float* grad_values = scratch.widened_grad;
   if constexpr (D == DType::f32) {
     param_values = static_cast<const float*>(param) + param_at;
     grad_values = static_cast<const float*>(grad) + grad_at;
@@ -92,15 +110,10 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
     for (std::int64_t j = 0; j < count; ++j) scratch.widened_param[j] = load_as<D>(param, param_at + j);
     for (std::int64_t j = 0; j < count; ++j) scratch.widened_grad[j] = load_as<D>(grad, grad_at + j);
   }
-  for (std::int64_t j = 0; j < count; ++j) {
-    ElementValues e;
-    e.p = param_values[j];
-    e.g = grad_values[j];
-    for (int k = 0; k < states; ++k) e.s[k] = dequantize_state(tables[k], codes[k][j], old_absmax[k]);
-    optimizer_element_of<K>(scalars, e);
-    scratch.param[j] = e.p;
-    for (int k = 0; k < states; ++k) scratch.state[k][j] = e.s[k];
-  }
+  // The scalars go by value: the body reads some under a condition, and loads from the parameters
+  // under a condition are not hoisted out of the loop (they would keep it scalar).
+  optim8_elements_contiguous<K>(p.base.s, tables, codes, old_absmax, param_values, grad_values, scratch.param, scratch.state,
+                                count);
   bool any_nonfinite = false;
   for (int k = 0; k < states; ++k) {
     const BlockScan scan = scan_contiguous<DType::f32>(scratch.state[k], 0, 0, count);
