@@ -116,6 +116,37 @@ TEST(VectorPaths, ContiguousScanFindsTheAbsmaxAndEveryNonFiniteBlock) {
   for (std::size_t i = kBlock; i < 3 * kBlock; ++i) ASSERT_EQ(codes[i], table.zero_code) << "non-finite block, element " << i;
 }
 
+// 4-bit dequantize into a contiguous output selects each block's outputs from a 16-entry table
+// (vector permutes with AVX-512): every byte pattern, tails of every length around the 16- and
+// 32-byte vectors, an odd last element and absmax values that make zeros, subnormals, infinities
+// and NaNs must give the element-by-element path's bits.
+TEST(VectorPaths, Contiguous4BitDequantizeGivesTheElementPathsBits) {
+  const std::vector<float> absmax_cycle = {1.0f, 0.3f, std::numeric_limits<float>::max(), 0x1p-149f, 0.0f,
+                                           std::numeric_limits<float>::infinity(), std::nanf(""), 0x1.8p-14f};
+  for (const QuantFormat format : {QuantFormat::nf4, QuantFormat::fp4, QuantFormat::fp4_positive_zero}) {
+    for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+      for (const std::int64_t n : {1, 2, 31, 63, 64, 65, 127, 129, 191, 255, 384, 4097}) {
+        const std::int64_t blocks = (n + kBlock - 1) / kBlock;
+        std::vector<std::uint8_t> codes(static_cast<std::size_t>((n + 1) / 2));
+        for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>(i * 37 + 11);
+        std::vector<float> absmax(static_cast<std::size_t>(blocks));
+        for (std::size_t b = 0; b < absmax.size(); ++b) absmax[b] = absmax_cycle[b % absmax_cycle.size()];
+        std::vector<std::vector<std::uint8_t>> outputs;
+        for (const bool contiguous : {true, false}) {
+          std::vector<std::uint8_t> out(static_cast<std::size_t>(dtype_storage_bytes(dtype, n)), 0xA5);
+          TensorView view = contiguous_view(out.data(), dtype, Device::cpu(), {n});
+          view.index.contiguous = contiguous;  // false: the same storage through the element path
+          dequantize_blockwise(contiguous_view(codes.data(), DType::packed4, Device::cpu(), {n}),
+                               contiguous_view(absmax.data(), DType::f32, Device::cpu(), {blocks}), format, kBlock,
+                               view);
+          outputs.push_back(out);
+        }
+        ASSERT_EQ(outputs[0], outputs[1]) << quant_format_info(format).name << " " << dtype_name(dtype) << " n=" << n;
+      }
+    }
+  }
+}
+
 // Regression: the contiguous fp32 step stored a NaN with the bits the CPU computed (0xFFC00000 for
 // inf/inf, an input NaN's payload) where every other path stores the canonical NaN.
 TEST(VectorPaths, ContiguousStepStoresTheCanonicalNanInEveryTensor) {

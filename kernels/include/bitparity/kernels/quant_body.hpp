@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "bitparity/kernels/element_access.hpp"
 #include "bitparity/kernels/philox.hpp"
@@ -332,29 +333,54 @@ BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __r
   }
 }
 
-// The same for 4-bit codes, two elements per byte (high nibble first), from an even `begin`: a loop
-// over whole bytes, which the compiler can vectorize, and the odd last element of a tensor alone.
+// The stored word of an output dtype: float for f32, the 16 bits of f16 and bf16.
 template <DType D>
-BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8_t* __restrict codes,
-                                        void* __restrict output, std::int64_t output_offset, float absmax,
-                                        std::int64_t begin, std::int64_t end) {
-  const std::int64_t first_byte = begin / 2;
-  const std::int64_t whole_bytes = (end - begin) / 2;
-  const std::int64_t out = output_offset + begin;
-  for (std::int64_t j = 0; j < whole_bytes; ++j) {
-    const std::uint8_t byte = codes[first_byte + j];
-    store_rounded_double_as<D>(output, out + 2 * j, dequantized_exact(table, byte >> 4, absmax));
-    store_rounded_double_as<D>(output, out + 2 * j + 1, dequantized_exact(table, byte & 0x0F, absmax));
-  }
-  if ((end - begin) % 2 != 0) {
-    const std::uint8_t high = codes[first_byte + whole_bytes] >> 4;
-    store_rounded_double_as<D>(output, out + 2 * whole_bytes, dequantized_exact(table, high, absmax));
+using OutputWord = std::conditional_t<D == DType::f32, float, std::uint16_t>;
+
+// The output of each of the 16 codes of a 4-bit map in a block with this absmax: an element's output
+// is a function of its code and the block's absmax alone, so this is the element body, run per code.
+template <DType D>
+BP_HD void dequantized_of_each_code(const CodeTable& table, float absmax, OutputWord<D>* of_code) {
+  for (int code = 0; code < 16; ++code) {
+    store_rounded_double_as<D>(of_code, code, dequantized_exact(table, static_cast<std::uint8_t>(code), absmax));
   }
 }
 
+// Outputs of `bytes` whole bytes of 4-bit codes (high nibble first), selected from the table of
+// dequantized_of_each_code. Launchers may pass another selection (the CPU's vector permutes): it
+// only moves the table's words, so the bits are the element body's either way.
+struct SelectByNibbles {
+  template <class Word>
+  BP_HD void operator()(const Word* of_code, const std::uint8_t* __restrict codes, Word* __restrict out,
+                        std::int64_t bytes) const {
+    for (std::int64_t j = 0; j < bytes; ++j) {
+      const std::uint8_t byte = codes[j];
+      out[2 * j] = of_code[byte >> 4];
+      out[2 * j + 1] = of_code[byte & 0x0F];
+    }
+  }
+};
+
+// The same for 4-bit codes, two elements per byte, from an even `begin`: the block's 16 outputs
+// once, then a selection over whole bytes; the odd last element of a tensor is taken alone.
+template <DType D, class Select>
+BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8_t* __restrict codes,
+                                        void* __restrict output, std::int64_t output_offset, float absmax,
+                                        std::int64_t begin, std::int64_t end, const Select& select) {
+  OutputWord<D> of_code[16];
+  dequantized_of_each_code<D>(table, absmax, of_code);
+  const std::int64_t first_byte = begin / 2;
+  const std::int64_t whole_bytes = (end - begin) / 2;
+  OutputWord<D>* const out = static_cast<OutputWord<D>*>(output) + output_offset + begin;
+  select(of_code, codes + first_byte, out, whole_bytes);
+  if ((end - begin) % 2 != 0) out[2 * whole_bytes] = of_code[codes[first_byte + whole_bytes] >> 4];
+}
+
 // The whole of one block on one thread (the CPU launcher's unit of work), writing output dtype D.
-template <DType D>
-BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
+// `select` picks 4-bit outputs from the block's table (SelectByNibbles, or a launcher's own).
+template <DType D, class Select = SelectByNibbles>
+BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, std::int64_t block,
+                            const Select& select = {}) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   const float absmax = p.absmax[block];
@@ -364,7 +390,7 @@ BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, s
       return;
     }
     if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte
-      dequantize_contiguous_packed<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end);
+      dequantize_contiguous_packed<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, select);
       return;
     }
   }
