@@ -15,11 +15,6 @@ using Ints16 = std::int32_t __attribute__((vector_size(64)));
 using Floats16 = float __attribute__((vector_size(64)));
 }  // namespace
 
-bool cpu_has_avx512bw() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  return has;
-}
-
 __attribute__((target("arch=x86-64-v4"))) std::int64_t select_by_nibbles_avx512(const std::uint16_t* of_code,
                                                                                const std::uint8_t* codes,
                                                                                std::uint16_t* out, std::int64_t bytes) {
@@ -66,7 +61,6 @@ __attribute__((target("arch=x86-64-v4"))) std::int64_t select_by_nibbles_avx512(
 
 #else
 
-bool cpu_has_avx512bw() { return false; }
 std::int64_t select_by_nibbles_avx512(const std::uint16_t*, const std::uint8_t*, std::uint16_t*, std::int64_t) { return 0; }
 std::int64_t select_by_nibbles_avx512(const float*, const std::uint8_t*, float*, std::int64_t) { return 0; }
 

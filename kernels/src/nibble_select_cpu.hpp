@@ -7,10 +7,9 @@
 #include <cstdint>
 
 #include "bitparity/kernels/quant_body.hpp"
+#include "cpu_features.hpp"
 
 namespace bitparity::cpu {
-
-bool cpu_has_avx512bw();  // asked once
 
 // The first bytes - bytes % 32 (16-bit words) or bytes - bytes % 16 (fp32) whole bytes; returns how
 // many it did. Only where cpu_has_avx512bw().

@@ -163,6 +163,10 @@ CodeTable build_table(const CodeMap& map) {
   // the steps first_step, first_step/2, ..., 1 reach 2*first_step - 1.
   table.first_step = 1;
   while (2 * table.first_step < table.sorted_count) table.first_step *= 2;
+  int at = 0;
+  for (int step = table.first_step; step > 0; step >>= 1) {
+    for (int below = 0; below < 2 * table.first_step; below += 2 * step) table.thresholds_by_level[at++] = table.thresholds[below + step - 1];
+  }
   index_buckets(table, map.name);
   index_nearest(table);
   return table;

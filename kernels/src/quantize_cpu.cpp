@@ -1,6 +1,7 @@
 // The CPU launcher: the kernel body of quant_body.hpp over worker threads, one quant block per task.
 #include "bitparity/kernels/quantize.hpp"
 #include "cpu_clones.hpp"
+#include "nearest_vector_cpu.hpp"
 #include "nibble_select_cpu.hpp"
 #include "parallel_for.hpp"
 
@@ -20,13 +21,13 @@ BITPARITY_CPU_CLONES void dequantize_block_bf16(const CodeTable& table, const De
 }
 
 BITPARITY_CPU_CLONES void quantize_block_f32(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
-  quantize_block<DType::f32>(table, p, block);
+  quantize_block<DType::f32>(table, p, block, DecideNearestVector{});
 }
 BITPARITY_CPU_CLONES void quantize_block_f16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
-  quantize_block<DType::f16>(table, p, block);
+  quantize_block<DType::f16>(table, p, block, DecideNearestVector{});
 }
 BITPARITY_CPU_CLONES void quantize_block_bf16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
-  quantize_block<DType::bf16>(table, p, block);
+  quantize_block<DType::bf16>(table, p, block, DecideNearestVector{});
 }
 
 template <DType D>

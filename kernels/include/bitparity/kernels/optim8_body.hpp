@@ -82,8 +82,10 @@ BP_HD void optim8_elements_contiguous(const StepScalars scalars, const CodeTable
 // dtype D: optim8_element, the scan and optim8_store, in passes over the block. Results go to local
 // arrays first, so that every loop vectorizes (a store straight into a tensor could alias the code
 // tables the loops gather from). Returns whether a state of the block was not finite.
-template <OptimizerKind K, DType D>
-BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block) {
+// `decide` takes the nearest codes of the new states (DecideNearest, or a launcher's own).
+template <OptimizerKind K, DType D, class Decide = DecideNearest>
+BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block,
+                                   const Decide& decide = {}) {
   constexpr int states = state_count(K);
   struct {
     float widened_param[kMaxOptim8Block];  // f16 and bf16 inputs as fp32
@@ -122,7 +124,7 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
     if (scan.nonfinite) {
       for (std::int64_t j = 0; j < count; ++j) out[j] = static_cast<std::uint8_t>(tables[k].zero_code);
     } else {
-      quantize_contiguous<DType::f32>(tables[k], scratch.state[k], 0, out, new_absmax, 0, count);
+      quantize_contiguous<DType::f32>(tables[k], scratch.state[k], 0, out, new_absmax, 0, count, decide);
     }
     p.absmax[k][block] = new_absmax;
     any_nonfinite = any_nonfinite || scan.nonfinite;

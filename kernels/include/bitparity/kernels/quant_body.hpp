@@ -215,46 +215,55 @@ BP_HD BlockScan scan_contiguous(const void* __restrict input, std::int64_t offse
 }
 
 // Nearest codes (quantize_value's nearest rounding) of `count` <= kNearestChunk contiguous elements
-// from `first`, into a local array: the loop vectorizes with gathers, where a byte store straight
-// into the codes could alias the table. The finer index where the map has one, else the search.
+// from `first`, into a local array: the loops vectorize (the second with gathers), where a byte
+// store straight into the codes could alias the table.
 inline constexpr std::int64_t kNearestChunk = 256;  // even, so a chunk of 4-bit codes starts on a byte
 
-template <DType D>
-BP_HD void nearest_codes_of_chunk(const CodeTable& table, const void* __restrict input, std::int64_t first,
-                                  float absmax, std::int64_t count, std::int32_t* __restrict chosen) {
-  if (table.nearest_ready != 0) {
-    for (std::int64_t j = 0; j < count; ++j) {
-      chosen[j] = nearest_code_by_bucket(table, normalize(load_as<D>(input, first + j), absmax));
-    }
-  } else {
-    for (std::int64_t j = 0; j < count; ++j) {
-      chosen[j] = table.sorted_codes[nearest_sorted_index(table, normalize(load_as<D>(input, first + j), absmax))];
+// The nearest codes of `count` normalized values: the finer index where the map has one, else the
+// search. A launcher may pass another decision (the CPU's vector search): it must give these codes.
+struct DecideNearest {
+  BP_HD void operator()(const CodeTable& table, const float* __restrict v, std::int32_t* __restrict chosen,
+                        std::int64_t count) const {
+    if (table.nearest_ready != 0) {
+      for (std::int64_t j = 0; j < count; ++j) chosen[j] = nearest_code_by_bucket(table, v[j]);
+    } else {
+      for (std::int64_t j = 0; j < count; ++j) chosen[j] = table.sorted_codes[nearest_sorted_index(table, v[j])];
     }
   }
+};
+
+template <DType D, class Decide>
+BP_HD void nearest_codes_of_chunk(const CodeTable& table, const void* __restrict input, std::int64_t first,
+                                  float absmax, std::int64_t count, std::int32_t* __restrict chosen,
+                                  const Decide& decide) {
+  float normalized[kNearestChunk];
+  for (std::int64_t j = 0; j < count; ++j) normalized[j] = normalize(load_as<D>(input, first + j), absmax);
+  decide(table, normalized, chosen, count);
 }
 
 // Nearest codes of elements [begin, end) of a contiguous input into 8-bit codes, chunk by chunk.
-template <DType D>
+template <DType D, class Decide = DecideNearest>
 BP_HD void quantize_contiguous(const CodeTable& table, const void* __restrict input, std::int64_t offset,
-                               std::uint8_t* __restrict codes, float absmax, std::int64_t begin, std::int64_t end) {
+                               std::uint8_t* __restrict codes, float absmax, std::int64_t begin, std::int64_t end,
+                               const Decide& decide = {}) {
   std::int32_t chosen[kNearestChunk];
   for (std::int64_t first = begin; first < end; first += kNearestChunk) {
     const std::int64_t count = end - first < kNearestChunk ? end - first : kNearestChunk;
-    nearest_codes_of_chunk<D>(table, input, offset + first, absmax, count, chosen);
+    nearest_codes_of_chunk<D>(table, input, offset + first, absmax, count, chosen, decide);
     for (std::int64_t j = 0; j < count; ++j) codes[first + j] = static_cast<std::uint8_t>(chosen[j]);
   }
 }
 
 // The same into 4-bit codes, two per byte (high nibble first), from an even `begin`. An odd `end`
 // (the tensor's last element) leaves the low nibble of its byte 0, as quantize_packed_byte does.
-template <DType D>
+template <DType D, class Decide = DecideNearest>
 BP_HD void quantize_contiguous_packed(const CodeTable& table, const void* __restrict input, std::int64_t offset,
                                       std::uint8_t* __restrict codes, float absmax, std::int64_t begin,
-                                      std::int64_t end) {
+                                      std::int64_t end, const Decide& decide = {}) {
   std::int32_t chosen[kNearestChunk];
   for (std::int64_t first = begin; first < end; first += kNearestChunk) {
     const std::int64_t count = end - first < kNearestChunk ? end - first : kNearestChunk;
-    nearest_codes_of_chunk<D>(table, input, offset + first, absmax, count, chosen);
+    nearest_codes_of_chunk<D>(table, input, offset + first, absmax, count, chosen, decide);
     std::uint8_t* const out = codes + first / 2;
     for (std::int64_t k = 0; k < count / 2; ++k) {
       out[k] = static_cast<std::uint8_t>((chosen[2 * k] << 4) | (chosen[2 * k + 1] & 0x0F));
@@ -264,8 +273,10 @@ BP_HD void quantize_contiguous_packed(const CodeTable& table, const void* __rest
 }
 
 // The whole of one block on one thread (the CPU launcher's unit of work), reading input dtype D.
-template <DType D>
-BP_HD void quantize_block(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+// `decide` takes the nearest codes of contiguous data (DecideNearest, or a launcher's own).
+template <DType D, class Decide = DecideNearest>
+BP_HD void quantize_block(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
+                          const Decide& decide = {}) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   const auto load = [&](std::int64_t i) { return load_as<D>(p.input, p.input_index.storage(i)); };
@@ -278,11 +289,11 @@ BP_HD void quantize_block(const CodeTable& table, const QuantizeParams& p, std::
   const float absmax = finish_block(p, block, scan);
   if (p.input_index.contiguous && !p.rounding.enabled && !scan.nonfinite) {
     if (table.bits == 8) {
-      quantize_contiguous<D>(table, p.input, p.input_index.offset, p.codes, absmax, begin, end);
+      quantize_contiguous<D>(table, p.input, p.input_index.offset, p.codes, absmax, begin, end, decide);
       return;
     }
     if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte
-      quantize_contiguous_packed<D>(table, p.input, p.input_index.offset, p.codes, absmax, begin, end);
+      quantize_contiguous_packed<D>(table, p.input, p.input_index.offset, p.codes, absmax, begin, end, decide);
       return;
     }
   }

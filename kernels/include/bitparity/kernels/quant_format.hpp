@@ -61,6 +61,10 @@ struct CodeTable {
   std::int32_t nan_code = 0;                             // the code search gives NaN (sorted index 0)
   float nearest_threshold[kNearestBuckets] = {};         // the bucket's threshold, or +inf if none
   std::int32_t nearest_codes[kNearestBuckets] = {};      // code if v <= threshold | code above << 8
+  // The thresholds in the order the search visits its levels: the one of step first_step, then the
+  // two of step first_step/2, ..., then the first_step of step 1 (level l starts at 2^l - 1). The
+  // CPU's vector search of 4-bit maps picks each level's candidate by a permute (ARITHMETIC.md).
+  float thresholds_by_level[256] = {};
 };
 
 // Views into the registry, valid for the life of the program.

@@ -1,0 +1,14 @@
+#include "cpu_features.hpp"
+
+namespace bitparity::cpu {
+
+bool cpu_has_avx512bw() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace bitparity::cpu

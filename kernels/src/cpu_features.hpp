@@ -1,0 +1,7 @@
+#pragma once
+// What the CPU offers beyond the ISA a launcher file is compiled for, asked once.
+namespace bitparity::cpu {
+
+bool cpu_has_avx512bw();  // AVX-512 F and BW: the permute paths (nibble_select_cpu, nearest_vector_cpu)
+
+}  // namespace bitparity::cpu

@@ -1,0 +1,27 @@
+#pragma once
+// The nearest-code decision of 4-bit maps on the CPU with AVX-512: the search of the kernel body
+// (count the thresholds below v, by steps first_step, first_step/2, ..., 1) on 16 values at once,
+// each level's candidates picked from one register by a permute (CodeTable::thresholds_by_level),
+// where the body's finer index makes two gathers per value. It computes the same count, so the same
+// codes: vector_path_tests puts it on every threshold's neighbours, P2 compares it with the strided
+// path. (For 8-bit maps the same search over 16 registers was no faster than the gathers here.)
+#include <cstdint>
+
+#include "bitparity/kernels/quant_body.hpp"
+#include "cpu_features.hpp"
+
+namespace bitparity::cpu {
+
+// Codes of the first count - count % 16 values, for maps of at most 16 distinct values (first_step
+// at most 8); returns how many it decided (0 for other maps). Only where cpu_has_avx512bw().
+std::int64_t nearest_codes_avx512(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count);
+
+// The launcher's decision: the vector search for whole vectors, DecideNearest for the rest.
+struct DecideNearestVector {
+  void operator()(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count) const {
+    const std::int64_t done = cpu_has_avx512bw() ? nearest_codes_avx512(table, v, chosen, count) : 0;
+    DecideNearest{}(table, v + done, chosen + done, count - done);
+  }
+};
+
+}  // namespace bitparity::cpu
