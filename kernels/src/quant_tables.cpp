@@ -81,8 +81,9 @@ bool index_nearest_with_shift(CodeTable& table, int shift) {
       const int high = nearest_sorted_index_by_search(table, std::max(a, b));
       if (high - low > 1) return false;
       const std::int64_t at = bucket + sign * per_sign;
-      table.nearest_threshold[at] = high > low ? table.thresholds[low] : std::numeric_limits<float>::infinity();
-      table.nearest_codes[at] = table.sorted_codes[low] | (table.sorted_codes[high] << 8);
+      const float threshold = high > low ? table.thresholds[low] : std::numeric_limits<float>::infinity();
+      const auto codes = static_cast<std::uint32_t>(table.sorted_codes[low] | (table.sorted_codes[high] << 8));
+      table.nearest_entry[at] = float_bits(threshold) | (static_cast<std::uint64_t>(codes) << 32);
     }
   }
   table.nearest_shift = shift;
