@@ -2,7 +2,7 @@
 // The nearest-code decision of 4-bit maps on the CPU with AVX-512: the search of the kernel body
 // (count the thresholds below v, by steps first_step, first_step/2, ..., 1) on 16 values at once,
 // each level's candidates picked from one register by a permute (CodeTable::thresholds_by_level),
-// where the body's finer index makes two gathers per value. It computes the same count, so the same
+// where the body's finer index makes a gather per value. It computes the same count, so the same
 // codes: vector_path_tests puts it on every threshold's neighbours, P2 compares it with the strided
 // path. (For 8-bit maps the same search over 16 registers was no faster than the gathers here.)
 #include <cstdint>
