@@ -130,8 +130,10 @@ CodeTable build_table(const CodeMap& map) {
   // Ascending by value; among equal values (duplicate zeros, -0 and +0) the lowest code is emitted.
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return values[a] < values[b]; });
   bool zero_found = false;
+  table.smallest_magnitude = 1.0f;  // values lie in [-1, 1], and one is nonzero (two are distinct)
   for (std::size_t code = 0; code < values.size(); ++code) {
     table.code_values[code] = values[code];
+    if (values[code] != 0.0f) table.smallest_magnitude = std::min(table.smallest_magnitude, std::fabs(values[code]));
     if (!zero_found && float_bits(values[code]) == 0u) {
       table.zero_code = static_cast<std::uint8_t>(code);
       zero_found = true;

@@ -3,6 +3,7 @@
 // vectorized select or gather that differs from the scalar body would show.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -142,6 +143,63 @@ TEST(VectorPaths, Contiguous4BitDequantizeGivesTheElementPathsBits) {
           outputs.push_back(out);
         }
         ASSERT_EQ(outputs[0], outputs[1]) << quant_format_info(format).name << " " << dtype_name(dtype) << " n=" << n;
+      }
+    }
+  }
+}
+
+// Absmax values that put code_value * absmax within a few fp32 ulps of a tie of f16 and bf16 (where
+// a wrong sticky bit shows), at the edge of bf16's subnormals and of the fp32 lanes' range, and the
+// specials.
+std::vector<float> absmax_near_ties(const CodeTable& table) {
+  std::vector<float> absmax = {0.0f, 1.0f, std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
+                               std::nanf(""), 0x1p-149f, 0x1p-126f, 0x1p-110f, 0x1p-24f, 65504.0f, 65520.0f};
+  const auto around = [&](float centre, int ulps) {
+    if (!(centre > 0.0f) || !std::isfinite(centre)) return;
+    for (int d = -ulps; d <= ulps; ++d) absmax.push_back(float_from_bits(float_bits(centre) + static_cast<std::uint32_t>(d)));
+  };
+  around(0x1p-100f / table.smallest_magnitude, 3);  // both sides of the bf16 fp32-lane condition
+  for (int code = 0; code < 256; code += 37) {
+    const float value = std::fabs(table.code_values[code]);
+    if (value == 0.0f) continue;
+    // f16 ties: midpoints between neighbours at several binades, subnormal ones included.
+    for (const double tie : {1.0 + 0x1p-11, 0x1p-20 * 3, 1000.0 + 0.25, 0x1p-14 + 0x1p-25}) around(static_cast<float>(tie / value), 2);
+    // bf16 ties, normal and subnormal.
+    for (const double tie : {1.0 + 0x1p-8, 0x1p100 * (1.0 + 0x1p-8), 0x1p-130 + 0x1p-134, 0x1p-127 * 3}) {
+      around(static_cast<float>(tie / value), 2);
+    }
+  }
+  return absmax;
+}
+
+// 8-bit dequantize into a contiguous output rounds the products in fp32 lanes (an fma error term and
+// round-to-odd); the element path rounds the exact double product. Every code of every 8-bit map,
+// into every output dtype, at products next to ties and underflow, must give the same bits.
+TEST(VectorPaths, Contiguous8BitDequantizeGivesTheElementPathsBits) {
+  for (const QuantFormat format : {QuantFormat::dynamic8_signed, QuantFormat::dynamic8_unsigned, QuantFormat::linear8,
+                                   QuantFormat::linear8_fused}) {
+    const CodeTable& table = code_table(format);
+    std::vector<float> absmax = absmax_near_ties(table);
+    constexpr std::int64_t kCodes = 256;
+    const auto blocks = static_cast<std::int64_t>(absmax.size());
+    const std::int64_t n = blocks * kCodes;
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i % kCodes);
+    for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+      std::vector<std::vector<std::uint8_t>> outputs;
+      for (const bool contiguous : {true, false}) {
+        std::vector<std::uint8_t> out(static_cast<std::size_t>(dtype_storage_bytes(dtype, n)), 0xA5);
+        TensorView view = contiguous_view(out.data(), dtype, Device::cpu(), {n});
+        view.index.contiguous = contiguous;  // false: the same storage through the element path
+        dequantize_blockwise(contiguous_view(codes.data(), DType::u8, Device::cpu(), {n}),
+                             contiguous_view(absmax.data(), DType::f32, Device::cpu(), {blocks}), format, kCodes, view);
+        outputs.push_back(out);
+      }
+      const std::size_t word = static_cast<std::size_t>(dtype_storage_bytes(dtype, 1));
+      for (std::size_t at = 0; at < outputs[0].size(); at += word) {
+        ASSERT_TRUE(std::equal(outputs[0].begin() + at, outputs[0].begin() + at + word, outputs[1].begin() + at))
+            << quant_format_info(format).name << " " << dtype_name(dtype) << " element " << at / word << ": code "
+            << at / word % kCodes << ", absmax " << std::hexfloat << absmax[at / word / kCodes];
       }
     }
   }

@@ -100,6 +100,22 @@ BP_HD float round_double_to_odd_float(double value) {
   return float_from_bits(bits);
 }
 
+// The exact product a*b rounded to fp32 by round-to-odd, in fp32 arithmetic: p = fl(a*b) and its
+// error e = fma(a, b, -p), which is exact where the exponents of a and b sum to at least -103 (Boldo
+// and Muller); callers make sure of it, or that a product so small rounds to zero in their format.
+// Where e != 0, p steps back toward zero if it was rounded away, and its last bit is set. A
+// non-finite p (an infinite or NaN factor) is kept.
+BP_HD float product_rounded_to_odd(float a, float b) {
+  const float p = a * b;
+  const float e = fmaf(a, b, -p);
+  std::uint32_t bits = float_bits(p);
+  const bool inexact = (bits & 0x7F800000u) != 0x7F800000u && e != 0.0f;
+  const bool rounded_away = (e < 0.0f) == (p > 0.0f);  // |p| > |a*b|
+  bits -= inexact && rounded_away ? 1u : 0u;
+  bits |= inexact ? 1u : 0u;
+  return float_from_bits(bits);
+}
+
 // The single rounding of a double to f16 or bf16 (round_double_to_narrow), through fp32 lanes.
 template <int ExpBits, int MantBits>
 BP_HD std::uint16_t round_double_to_narrow_by_odd(double value) {

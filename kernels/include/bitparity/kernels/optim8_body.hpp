@@ -19,8 +19,10 @@ struct Optimizer8Params {
   std::int64_t blocksize = 256;
 };
 
+// fl32(code value * absmax): one fp32 multiply is that rounding of the exact product (which a
+// double holds exactly, so rounding it from double gives the same bits).
 BP_HD float dequantize_state(const CodeTable& table, std::uint8_t code, float absmax) {
-  return static_cast<float>(static_cast<double>(table.code_values[code]) * static_cast<double>(absmax));
+  return table.code_values[code] * absmax;
 }
 
 // The new absmax of a state's block: the exact maximum of the new states, or the canonical NaN when

@@ -335,19 +335,51 @@ BP_HD void dequantize_element_in_block(const CodeTable& table, const DequantizeP
   store_dequantized(table, p, logical, code_at(p, logical), absmax);
 }
 
-// Elements [begin, end) of 8-bit codes into a contiguous output: the same element body over
-// restrict pointers, a loop the compiler can vectorize (the product and its rounding are IEEE).
+// The stored word of an output dtype: float for f32, the 16 bits of f16 and bf16.
+template <DType D>
+using OutputWord = std::conditional_t<D == DType::f32, float, std::uint16_t>;
+
+// The same rounding of code_value * absmax in fp32 lanes, twice as many per vector as in double: an
+// fp32 output is the fp32 product itself; f16 and bf16 round its round-to-odd fp32 value
+// (product_rounded_to_odd) again to nearest, the single rounding (Boldo and Melquiond). Only where
+// products_round_in_fp32 says that the product's error term is exact or cannot matter.
+template <DType D>
+BP_HD OutputWord<D> dequantized_in_fp32(float code_value, float absmax) {
+  if constexpr (D == DType::f32) {
+    const float product = code_value * absmax;
+    return product != product ? float_from_bits(kCanonicalNanF32) : product;
+  } else {
+    const float odd = product_rounded_to_odd(code_value, absmax);
+    constexpr bool half = D == DType::f16;
+    const std::uint16_t rounded = half ? round_float_to_narrow<5, 10>(odd) : round_float_to_narrow<8, 7>(odd);
+    return odd != odd ? (half ? kCanonicalNanF16 : kCanonicalNanBF16) : rounded;
+  }
+}
+
+// Whether a block's products round in fp32 lanes: always for fp32 and f16 outputs (an error term
+// can be inexact only for products below 2^-101, which f16 rounds to zero whatever the sticky bit);
+// for bf16, whose subnormals reach down to 2^-133, when every nonzero product is at least 2^-101
+// (checked on the fp32 product of absmax and the smallest nonzero code, rounded at most 2^-24 low),
+// or the absmax is not finite. Other bf16 blocks keep the double product.
+template <DType D>
+BP_HD bool products_round_in_fp32(const CodeTable& table, float absmax) {
+  return D != DType::bf16 || !(absmax * table.smallest_magnitude < 0x1p-100f);
+}
+
+// Elements [begin, end) of 8-bit codes into a contiguous output, in fp32 lanes where the block
+// allows (dequantized_in_fp32), else the element body: loops the compiler can vectorize.
 template <DType D>
 BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __restrict codes, void* __restrict output,
                                  std::int64_t output_offset, float absmax, std::int64_t begin, std::int64_t end) {
+  if (products_round_in_fp32<D>(table, absmax)) {
+    OutputWord<D>* const out = static_cast<OutputWord<D>*>(output) + output_offset;
+    for (std::int64_t i = begin; i < end; ++i) out[i] = dequantized_in_fp32<D>(table.code_values[codes[i]], absmax);
+    return;
+  }
   for (std::int64_t i = begin; i < end; ++i) {
     store_rounded_double_as<D>(output, output_offset + i, dequantized_exact(table, codes[i], absmax));
   }
 }
-
-// The stored word of an output dtype: float for f32, the 16 bits of f16 and bf16.
-template <DType D>
-using OutputWord = std::conditional_t<D == DType::f32, float, std::uint16_t>;
 
 // The output of each of the 16 codes of a 4-bit map in a block with this absmax: an element's output
 // is a function of its code and the block's absmax alone, so this is the element body, run per code.

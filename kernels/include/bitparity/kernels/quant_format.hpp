@@ -46,6 +46,7 @@ struct CodeTable {
   // has no byte gather.
   std::int32_t sorted_codes[256] = {};  // code emitted for each sorted value
   float code_values[256] = {};      // value of each code, for dequantisation
+  float smallest_magnitude = 0;     // the smallest nonzero |code value| (where fp32 products may underflow)
   std::uint8_t zero_code = 0;       // code of value +0, written for blocks without finite data
   // An index over fp32 bit patterns that makes the nearest-code search short and exact: every v in
   // bucket k = bits(v) >> 20 (sign, exponent, three fraction bits) has at least bucket_low[k] and
