@@ -83,7 +83,8 @@ bool index_nearest_with_shift(CodeTable& table, int shift) {
       const std::int64_t at = bucket + sign * per_sign;
       const float threshold = high > low ? table.thresholds[low] : std::numeric_limits<float>::infinity();
       const auto codes = static_cast<std::uint32_t>(table.sorted_codes[low] | (table.sorted_codes[high] << 8));
-      table.nearest_entry[at] = float_bits(threshold) | (static_cast<std::uint64_t>(codes) << 32);
+      table.nearest_entry[2 * at] = float_bits(threshold);
+      table.nearest_entry[2 * at + 1] = codes;
     }
   }
   table.nearest_shift = shift;

@@ -127,14 +127,13 @@ BP_HD int nearest_bucket(const CodeTable& table, float v) {
 }
 
 // The code of nearest_sorted_index(v) through the finer index (only where nearest_ready): every v of
-// a bucket has the same thresholds below it but the bucket's one, so one compare decides, with one
-// load of the bucket's threshold and codes where the search makes six dependent ones.
+// a bucket has the same thresholds below it but the bucket's one, so one compare decides, with two
+// independent loads of adjacent words where the search makes six dependent ones.
 BP_HD int nearest_code_by_bucket(const CodeTable& table, float v) {
   // Every load is unconditional: a load under a select would keep the loop scalar.
   const int bucket = nearest_bucket(table, v);
-  const std::uint64_t entry = table.nearest_entry[bucket];
-  const auto codes = static_cast<std::int32_t>(entry >> 32);
-  const float threshold = float_from_bits(static_cast<std::uint32_t>(entry));
+  const float threshold = float_from_bits(table.nearest_entry[2 * bucket]);
+  const auto codes = static_cast<std::int32_t>(table.nearest_entry[2 * bucket + 1]);
   const int nan_code = table.nan_code;
   const int code = threshold < v ? codes >> 8 : codes & 0xFF;
   return v != v ? nan_code : code;

@@ -60,9 +60,11 @@ struct CodeTable {
   std::uint32_t nearest_floor = 0, nearest_ceiling = 0;  // bucket starts, as fp32 magnitude bits
   std::int32_t nearest_per_sign = 0;                     // buckets of one sign; negative ones follow
   std::int32_t nan_code = 0;                             // the code search gives NaN (sorted index 0)
-  // Each bucket's entry in one 64-bit word, so that a vector decision makes one gather, not two:
-  // the bits of its threshold (+inf if none) | (code if v <= threshold | code above << 8) << 32.
-  std::uint64_t nearest_entry[kNearestBuckets] = {};
+  // Bucket k's entry in two adjacent 32-bit words (one cache line): [2k] the bits of its threshold
+  // (+inf if none), [2k+1] code if v <= threshold | code above << 8. 32-bit words, not one 64-bit
+  // word: GCC 12 gathers 64-bit data by 32-bit indices with AVX-512 only, so with AVX2 a 64-bit
+  // entry left the decision scalar (and branching), 10x slower.
+  std::uint32_t nearest_entry[2 * kNearestBuckets] = {};
   // The thresholds in the order the search visits its levels: the one of step first_step, then the
   // two of step first_step/2, ..., then the first_step of step 1 (level l starts at 2^l - 1). The
   // CPU's vector search of 4-bit maps picks each level's candidate by a permute (ARITHMETIC.md).
