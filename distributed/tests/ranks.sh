@@ -23,6 +23,9 @@
 #                                        (exit 1, MISMATCH), a truncated file is refused (exit 2)
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
 #                                        fails within the timeout, names rank 1 and leaves no process
+#                                        and no temporary folder
+#   ranks.sh BITPARITY failure-p11 W HOW  the same in P11's second case, when its checkpoint folder
+#                                        holds files: the folder is gone after the run however it ended
 bin=$1; kind=$2; world=$3; arg=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 fail() { echo "FAILED: $*"; exit 1; }
@@ -42,19 +45,30 @@ case "$kind" in
     tail -n 3 "$out"
     [ "$code" -eq 0 ] && grep -q "mutant $arg: killed" "$out" || fail "mutant $arg survived (exit $code)"
     ;;
-  failure)
-    marker="--seed 42$(printf %s "$arg" | cksum | cut -c1-6)"  # unique per test: pgrep finds only ours
+  failure|failure-p11)
+    marker="--seed 42$(printf %s "$kind$arg" | cksum | cut -c1-6)"  # unique per test: pgrep finds only ours
+    # A temporary folder of this test's own: whatever a rank leaves there shows.
+    TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/bitparity-ranks-test.XXXXXX") || fail "cannot make a temporary folder"
+    export TMPDIR
+    trap 'rm -rf "$TMPDIR"' EXIT
+    if [ "$kind" = failure ]; then
+      where="case 2"; run="--optimizer adam --inject-failure 1:$arg:2"
+    else
+      where="case 1"; run="--optimizer adam --property P11 --inject-failure 1:$arg:1"
+    fi
     started=$(date +%s)
-    mpirun -np "$world" "$bin" sharded --optimizer adam --stuck-seconds 5 --inject-failure "1:$arg:2" $marker >"$out" 2>"$err"
+    mpirun -np "$world" "$bin" sharded $run --stuck-seconds 5 $marker >"$out" 2>"$err"
     code=$?
     elapsed=$(( $(date +%s) - started ))
     cat "$err" | grep -v "^\s*$" | head -n 12
     [ "$code" -ne 0 ] || fail "the run passed although rank 1 failed"
     [ "$elapsed" -le 60 ] || fail "the failure took $elapsed s to end the run"
     grep -q "rank 1" "$err" || fail "the failure does not name rank 1"
-    grep -q "case 2" "$err" || fail "the failure does not say what rank 1 was doing"
+    grep -q "$where" "$err" || fail "the failure does not say what rank 1 was doing"
     sleep 1
     if pgrep -f -- "$marker" >/dev/null; then pgrep -af -- "$marker"; fail "processes were left behind"; fi
+    left=$(ls -A "$TMPDIR")
+    [ -z "$left" ] || { ls -laR "$TMPDIR"; fail "the run left $left in the temporary folder"; }
     echo "ok: exit $code after ${elapsed} s"
     ;;
   mixed)

@@ -1,11 +1,10 @@
 // The rows of `bitparity sharded` over real ranks: P6 (rank parity and seed 002) and P2r (seed 000).
 // Wrong elements are counted on each rank and summed across ranks; rank 0 prints the table and
 // writes the JSON document.
-#include <unistd.h>
-
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -22,6 +21,7 @@
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "sharded_plan.hpp"
+#include "temporary_folder.hpp"
 
 namespace bitparity::reports {
 
@@ -313,34 +313,20 @@ int choose_communicator(const ShardedPlan& plan, distributed::MpiWorld& world) {
   return agreed_refusal_code(world, code);
 }
 
-// P11's default checkpoint folder: made by rank 0 under the system's temporary folder, its name
-// broadcast, removed when the run ends.
-class TemporaryFolder {
- public:
-  std::string make(distributed::MpiWorld& world) {
-    std::string name;
-    if (world.rank() == 0) {
-      std::string pattern = (std::filesystem::temp_directory_path() / "bitparity-checkpoints.XXXXXX").string();
-      if (::mkdtemp(pattern.data()) == nullptr) throw WriteError("cannot make a temporary folder for P11's checkpoints: " + pattern);
-      name = pattern;
-      owner_ = true;
-    }
-    std::int64_t length = static_cast<std::int64_t>(name.size());
-    world.mpi_communicator().broadcast(&length, sizeof length, 0);
-    name.resize(static_cast<std::size_t>(length));
-    world.mpi_communicator().broadcast(name.data(), name.size(), 0);
-    path_ = name;
-    return name;
+// P11's default checkpoint folder: made by rank 0 when the first P11 row starts (a run that fails
+// before leaves none), its name broadcast, removed when the run ends, however it ends.
+std::string make_checkpoint_folder(distributed::MpiWorld& world, std::unique_ptr<TemporaryFolder>& folder) {
+  std::string name;
+  if (world.rank() == 0) {
+    folder = std::make_unique<TemporaryFolder>("bitparity-checkpoints");
+    name = folder->path();
   }
-  ~TemporaryFolder() {
-    std::error_code ignored;
-    if (owner_) std::filesystem::remove_all(path_, ignored);
-  }
-
- private:
-  std::string path_;
-  bool owner_ = false;
-};
+  std::int64_t length = static_cast<std::int64_t>(name.size());
+  world.mpi_communicator().broadcast(&length, sizeof length, 0);
+  name.resize(static_cast<std::size_t>(length));
+  world.mpi_communicator().broadcast(name.data(), name.size(), 0);
+  return name;
+}
 
 }  // namespace
 
@@ -376,11 +362,13 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     if (refusal_code != exit_passed) return refusal_code;
     implementations.after = resumed.get();
   }
-  TemporaryFolder temporary;
-  if (has_p11 && implementations.checkpoint_dir.empty()) implementations.checkpoint_dir = temporary.make(world);
+  std::unique_ptr<TemporaryFolder> checkpoint_folder;
   std::vector<ShardedRow> rows;
   std::int64_t case_number = 0, total_wrong = 0, failed_rows = 0;
   for (const ShardedRowPlan& p : plan.rows) {
+    if (p.property == "P11" && implementations.checkpoint_dir.empty()) {
+      implementations.checkpoint_dir = make_checkpoint_folder(world, checkpoint_folder);
+    }
     const ShardedRow row = run_row(p, command, plan, world, implementations, case_number);
     total_wrong += row.wrong();
     failed_rows += row.wrong() > 0 ? 1 : 0;
