@@ -1,7 +1,10 @@
 // `bitparity sharded`: the multi-rank properties over the ranks that mpirun started. Every rank
 // plans the rows from the options the same way before MPI starts, so bad input is refused before
 // any work; only rank 0 prints.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "bitparity/kernels/errors.hpp"
@@ -182,6 +185,19 @@ void check_checkpoint_dir(const std::string& folder) {
     throw UsageError("--checkpoint-dir '" + folder + "' is not a folder that can be made" + (error ? ": " + error.message() : "") + fix);
   }
   check_result_path("--checkpoint-dir", (std::filesystem::path(folder) / "probe.safetensors").string());
+}
+
+// Open MPI keeps its session files under TMPDIR, and P11 its default checkpoint folder: MPI_Init
+// ends an unusable one with pages of messages (and as root makes a missing one), so it is refused
+// first.
+void check_temporary_folder() {
+  const char* folder = std::getenv("TMPDIR");
+  if (folder == nullptr || *folder == '\0') return;
+  std::error_code error;
+  if (!std::filesystem::is_directory(folder, error) || ::access(folder, W_OK | X_OK) != 0) {
+    throw UsageError(std::string("TMPDIR=") + folder + " is not a writable folder (Open MPI and P11 keep files there); "
+                     "set TMPDIR to one, or unset it");
+  }
 }
 
 }  // namespace
@@ -437,6 +453,7 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
 
 int run_sharded_command(const ShardedCommand& command) {
   const ShardedPlan plan = plan_sharded(command);
+  check_temporary_folder();
   int argc = 0;
   char** argv = nullptr;
   distributed::MpiWorld world(argc, argv, command.stuck_seconds, exit_run_error);
