@@ -20,7 +20,11 @@ namespace {
 // It reads its standard input to the end, then removes the folder named by its first argument.
 [[noreturn]] void become_reaper(int read_end, const char* folder) {
   ::setsid();
-  if (::dup2(read_end, STDIN_FILENO) < 0) ::_exit(127);
+  if (read_end == STDIN_FILENO) {
+    ::fcntl(read_end, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec, and exec close it
+  } else if (::dup2(read_end, STDIN_FILENO) < 0) {
+    ::_exit(127);
+  }
   const int null = ::open("/dev/null", O_WRONLY);  // holds no pipe of a caller (ctest waits for those)
   if (null >= 0) {
     ::dup2(null, STDOUT_FILENO);
