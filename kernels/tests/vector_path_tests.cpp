@@ -117,6 +117,23 @@ TEST(VectorPaths, ContiguousScanFindsTheAbsmaxAndEveryNonFiniteBlock) {
   for (std::size_t i = kBlock; i < 3 * kBlock; ++i) ASSERT_EQ(codes[i], table.zero_code) << "non-finite block, element " << i;
 }
 
+// The outputs of one dequantize through the contiguous path, then of the same storage through the
+// element path (the view marked non-contiguous).
+std::vector<std::vector<std::uint8_t>> dequantized_by_both_paths(const TensorView& codes, std::vector<float>& absmax,
+                                                                QuantFormat format, std::int64_t block, DType dtype,
+                                                                std::int64_t n) {
+  const auto blocks = static_cast<std::int64_t>(absmax.size());
+  std::vector<std::vector<std::uint8_t>> outputs;
+  for (const bool contiguous : {true, false}) {
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(dtype_storage_bytes(dtype, n)), 0xA5);
+    TensorView view = contiguous_view(out.data(), dtype, Device::cpu(), {n});
+    view.index.contiguous = contiguous;  // false: the same storage through the element path
+    dequantize_blockwise(codes, contiguous_view(absmax.data(), DType::f32, Device::cpu(), {blocks}), format, block, view);
+    outputs.push_back(out);
+  }
+  return outputs;
+}
+
 // 4-bit dequantize into a contiguous output selects each block's outputs from a 16-entry table
 // (vector permutes with AVX-512): every byte pattern, tails of every length around the 16- and
 // 32-byte vectors, an odd last element and absmax values that make zeros, subnormals, infinities
@@ -132,16 +149,8 @@ TEST(VectorPaths, Contiguous4BitDequantizeGivesTheElementPathsBits) {
         for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>(i * 37 + 11);
         std::vector<float> absmax(static_cast<std::size_t>(blocks));
         for (std::size_t b = 0; b < absmax.size(); ++b) absmax[b] = absmax_cycle[b % absmax_cycle.size()];
-        std::vector<std::vector<std::uint8_t>> outputs;
-        for (const bool contiguous : {true, false}) {
-          std::vector<std::uint8_t> out(static_cast<std::size_t>(dtype_storage_bytes(dtype, n)), 0xA5);
-          TensorView view = contiguous_view(out.data(), dtype, Device::cpu(), {n});
-          view.index.contiguous = contiguous;  // false: the same storage through the element path
-          dequantize_blockwise(contiguous_view(codes.data(), DType::packed4, Device::cpu(), {n}),
-                               contiguous_view(absmax.data(), DType::f32, Device::cpu(), {blocks}), format, kBlock,
-                               view);
-          outputs.push_back(out);
-        }
+        const auto outputs = dequantized_by_both_paths(contiguous_view(codes.data(), DType::packed4, Device::cpu(), {n}),
+                                                       absmax, format, kBlock, dtype, n);
         ASSERT_EQ(outputs[0], outputs[1]) << quant_format_info(format).name << " " << dtype_name(dtype) << " n=" << n;
       }
     }
@@ -186,15 +195,8 @@ TEST(VectorPaths, Contiguous8BitDequantizeGivesTheElementPathsBits) {
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i % kCodes);
     for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
-      std::vector<std::vector<std::uint8_t>> outputs;
-      for (const bool contiguous : {true, false}) {
-        std::vector<std::uint8_t> out(static_cast<std::size_t>(dtype_storage_bytes(dtype, n)), 0xA5);
-        TensorView view = contiguous_view(out.data(), dtype, Device::cpu(), {n});
-        view.index.contiguous = contiguous;  // false: the same storage through the element path
-        dequantize_blockwise(contiguous_view(codes.data(), DType::u8, Device::cpu(), {n}),
-                             contiguous_view(absmax.data(), DType::f32, Device::cpu(), {blocks}), format, kCodes, view);
-        outputs.push_back(out);
-      }
+      const auto outputs =
+          dequantized_by_both_paths(contiguous_view(codes.data(), DType::u8, Device::cpu(), {n}), absmax, format, kCodes, dtype, n);
       const std::size_t word = static_cast<std::size_t>(dtype_storage_bytes(dtype, 1));
       for (std::size_t at = 0; at < outputs[0].size(); at += word) {
         ASSERT_TRUE(std::equal(outputs[0].begin() + at, outputs[0].begin() + at + word, outputs[1].begin() + at))
