@@ -6,14 +6,15 @@
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/communicators.hpp"
 #include "bitparity/distributed/quant_storage.hpp"
-#include "bitparity/distributed/checkpoint.hpp"
-#include "bitparity/distributed/sharded_optimizer.hpp"
+#include "bitparity/distributed/shard_plan.hpp"
 #endif
 #include "bitparity/kernels/launch.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/properties/property.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/check_over_ranks.hpp"
+#include "rank_mutants.hpp"
 
 namespace bitparity::reports {
 
@@ -24,6 +25,10 @@ void add_list_command(CLI::App& app) {
 int run_list_command() {
   std::printf("suites:");
   for (fixtures::Suite suite : fixtures::kSuites) std::printf(" %s", std::string(fixtures::suite_name(suite)).c_str());
+#if BITPARITY_HAS_MPI
+  std::printf("; over ranks (mpirun -np W bitparity check --suite NAME):");
+  for (const auto& suite : suites_over_ranks()) std::printf(" %s", suite.c_str());
+#endif
   std::printf("\ncode maps (suite quant; check --format NAME, or --map NAME|FILE.json|FILE.safetensors[:TENSOR]):\n");
   for (const auto& format : properties::quant_registry()) {
     std::printf("  %-24s %d-bit  block sizes:", format.name.c_str(), format.bits);
@@ -78,22 +83,12 @@ int run_list_command() {
   std::printf(" (P10)");
   std::printf("\nsharded communicators (--communicator NAME): mpi mpi-integer-sum nccl (%s)",
               distributed::nccl_built() ? "NCCL built" : "NCCL not built: no libnccl with the CUDA toolkit");
-  std::printf("\nsharded mutants (mpirun -np W bitparity sharded --mutant NAME):\n");
-  for (auto fault : distributed::kDriverFaults) {
-    std::printf("  %-32s %s\n", std::string(distributed::fault_name(fault)).c_str(),
-                std::string(distributed::fault_description(fault)).c_str());
+  std::printf("\nsharded mutants (bitparity mutants --only NAME hunts one over %d ranks; mpirun -np W bitparity sharded --mutant NAME):\n",
+              kRankMutantWorld);
+  for (const RankMutant& mutant : rank_mutant_catalogue()) {
+    const std::string where = mutant.not_over_ranks.empty() ? "(" + mutant.killer + ")" : "(on a GPU: ctest -R DevicePlacement)";
+    std::printf("  %-32s %s %s\n", mutant.name.c_str(), mutant.description.c_str(), where.c_str());
   }
-  for (auto fault : distributed::kStorageFaults) {
-    std::printf("  %-32s %s (P10)\n", std::string(distributed::storage_fault_name(fault)).c_str(),
-                std::string(distributed::storage_fault_description(fault)).c_str());
-  }
-  for (auto fault : distributed::kCheckpointFaults) {
-    std::printf("  %-32s %s (P11)\n", std::string(distributed::checkpoint_fault_name(fault)).c_str(),
-                std::string(distributed::checkpoint_fault_description(fault)).c_str());
-  }
-  std::printf("  %-32s %s (ctest -R DevicePlacement, on a GPU)\n",
-              std::string(distributed::checkpoint_fault_name(distributed::kDevicePlacementFault)).c_str(),
-              std::string(distributed::checkpoint_fault_description(distributed::kDevicePlacementFault)).c_str());
 #else
   std::printf("sharded: not built (no Open MPI found; ./scripts/install-deps installs it)\n");
 #endif
