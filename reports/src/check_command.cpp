@@ -136,7 +136,17 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
   for (auto size : asked.block_sizes) sizes.push_back(std::to_string(size));
   refuse_repeats("--block-size", sizes);
   options.suites.clear();
-  for (const auto& name : command.suite_names) options.suites.push_back(fixtures::parse_suite(name));  // refuses unknown ones
+  for (const auto& name : command.suite_names) {
+    if (is_suite_over_ranks(name)) throw UsageError(runs_over_ranks_message(name));  // fuzz and report
+    try {
+      options.suites.push_back(fixtures::parse_suite(name));
+    } catch (const Error&) {
+      std::string choices;
+      for (auto suite : fixtures::kSuites) choices += (choices.empty() ? "" : ", ") + std::string(fixtures::suite_name(suite));
+      for (const auto& suite : suites_over_ranks()) choices += ", " + suite + " (over ranks)";
+      throw UsageError("unknown suite '" + name + "'; expected one of " + choices);
+    }
+  }
   if (options.suites.empty()) options.suites.assign(fixtures::kSuites.begin(), fixtures::kSuites.end());
   refuse_repeats("--map", command.maps);
   const auto selected = [&](fixtures::Suite suite) {

@@ -18,6 +18,13 @@ const std::map<std::string, std::string> kPropertyOfSuite = {{"storage", "P10"},
 
 bool is_suite_over_ranks(const std::string& name) { return kPropertyOfSuite.count(name) != 0; }
 
+std::vector<std::string> suites_over_ranks() { return {"storage", "resume", "sharded"}; }
+
+std::string runs_over_ranks_message(const std::string& suite) {
+  return "suite '" + suite + "' runs over ranks: use mpirun -np W bitparity sharded --property " + kPropertyOfSuite.at(suite) +
+         " (or mpirun -np W bitparity check --suite " + suite + ")";
+}
+
 ShardedCommand sharded_command_of_check(const CheckCommand& check) {
   const auto& names = check.suite_names;
   const CheckOptions& asked = check.requested;

@@ -1,12 +1,16 @@
 #pragma once
 // `check --suite storage|resume|sharded` runs P10, P11 or P6 through the sharded runner.
 #include <string>
+#include <vector>
 
 #include "bitparity/reports/commands.hpp"
 
 namespace bitparity::reports {
 
 bool is_suite_over_ranks(const std::string& name);  // storage, resume, sharded
+std::vector<std::string> suites_over_ranks();      // in `bitparity list` order
+// The one-process runners (fuzz, report) refuse a suite over ranks with this, naming the property.
+std::string runs_over_ranks_message(const std::string& suite);
 
 // The sharded run a check of suites over ranks asks for. Throws UsageError when it names a suite
 // that runs in one process too, a property of no named suite, or an option that the sharded runner
