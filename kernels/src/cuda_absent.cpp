@@ -21,13 +21,15 @@ void dequantize(int, QuantFormat, const DequantizeParams&, const LaunchConfig&) 
 void convert(int, const ConvertParams&, const LaunchConfig&) { unavailable(); }
 void* allocate(int, std::int64_t) { unavailable(); }
 void release(void*) {}
-void copy_to_device(int, void*, const void*, std::int64_t) { unavailable(); }
-void copy_to_host(int, void*, const void*, std::int64_t) { unavailable(); }
+void copy_to_device(int, void*, const void*, std::int64_t, void*) { unavailable(); }
+void copy_to_host(int, void*, const void*, std::int64_t, void*) { unavailable(); }
+void* create_stream(int) { unavailable(); }
+void destroy_stream(void*) {}
 void copy_on_device(int, void*, const void*, std::int64_t) { unavailable(); }
 bool gradient_has_nonfinite(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 bool scan_and_apply(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 bool apply_unless_found_inf(int, const OptimizerParams&, const LaunchConfig&, const float*, bool) { unavailable(); }
-bool found_inf_set(int, const float*) { unavailable(); }
+bool found_inf_set(int, const float*, void*) { unavailable(); }
 NormSums norm_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 void apply_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 void optimizer8_blocks(int, const Optimizer8Params&, const LaunchConfig&, std::int64_t&) { unavailable(); }

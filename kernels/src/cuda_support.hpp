@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/kernels/launch.hpp"
 #include "bitparity/kernels/quant_format.hpp"
 
 namespace bitparity::cuda {
@@ -24,6 +25,14 @@ inline void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw Error(ErrorCode::cuda_failure, std::string(what) + ": " + cudaGetErrorString(status));
 }
 
+// The stream a launch is queued on (LaunchConfig::cuda_stream; null is the default stream).
+inline cudaStream_t stream_of(const LaunchConfig& launch) { return static_cast<cudaStream_t>(launch.cuda_stream); }
+
+// Waits for the launch's stream and reports an error of its work, naming `what`.
+inline void wait_for(const LaunchConfig& launch, const char* what) { check(cudaStreamSynchronize(stream_of(launch)), what); }
+
+// Scratch is per host thread, device and slot: a launcher that waits for its stream before it
+// returns (all of them do) leaves it free for the next call, whatever stream that call takes.
 inline void* scratch(int device, std::size_t bytes, int slot) {
   struct Buffer {
     void* pointer = nullptr;

@@ -94,7 +94,7 @@ void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig
   const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   auto* counter = static_cast<int*>(scratch(device, sizeof(int), kCounterSlot));
-  check(cudaMemsetAsync(counter, 0, sizeof(int)), "cudaMemset");
+  check(cudaMemsetAsync(counter, 0, sizeof(int), stream_of(launch)), "cudaMemset");
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
     std::int64_t grid = std::min(last - first, device_filling_grid(device, threads));
@@ -102,13 +102,14 @@ void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig
     with_optimizer_kind(p.base.kind, [&](auto kind) {
       constexpr OptimizerKind K = decltype(kind)::value;
       if constexpr (!norm_based_kind(K)) {
-        optimizer8_kernel<K><<<static_cast<unsigned>(grid), threads>>>(p, tables, first, last, counter);
+        optimizer8_kernel<K><<<static_cast<unsigned>(grid), threads, 0, stream_of(launch)>>>(p, tables, first, last, counter);
       }
     });
     check(cudaGetLastError(), "8-bit optimizer kernel launch");
   }
   int flagged = 0;
-  check(cudaMemcpy(&flagged, counter, sizeof(int), cudaMemcpyDeviceToHost), "8-bit optimizer kernel");
+  check(cudaMemcpyAsync(&flagged, counter, sizeof(int), cudaMemcpyDeviceToHost, stream_of(launch)), "8-bit optimizer kernel");
+  wait_for(launch, "8-bit optimizer kernel");  // the one host synchronisation of the step
   nonfinite_blocks += flagged;
 }
 

@@ -91,24 +91,26 @@ float* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchCo
   check(cudaSetDevice(device), "cudaSetDevice");
   const int threads = threads_of(launch);
   auto* flag = static_cast<float*>(scratch(device, sizeof(float), kScanFlagSlot));
-  check(cudaMemsetAsync(flag, 0, sizeof(float)), "cudaMemset");
+  check(cudaMemsetAsync(flag, 0, sizeof(float), stream_of(launch)), "cudaMemset");
   std::int64_t first = 0;
   if (lanes_apply(p, launch)) {  // the contiguous fast path, then the generic kernel for the tail
     const std::int64_t groups = p.numel / kLanes;
-    scan_gradient_lanes_kernel<<<grid_of(launch, groups, threads), threads>>>(p, groups, flag);
+    scan_gradient_lanes_kernel<<<grid_of(launch, groups, threads), threads, 0, stream_of(launch)>>>(p, groups, flag);
     check(cudaGetLastError(), "gradient scan launch");
     first = groups * kLanes;
   }
   if (first < p.numel) {
-    scan_gradient_kernel<<<grid_of(launch, p.numel - first, threads), threads>>>(p, first, flag);
+    scan_gradient_kernel<<<grid_of(launch, p.numel - first, threads), threads, 0, stream_of(launch)>>>(p, first, flag);
     check(cudaGetLastError(), "gradient scan launch");
   }
   return flag;
 }
 
-bool read_flag(const float* flag) {
+// Reads a flag once the work queued on `stream` before it is done.
+bool read_flag(const float* flag, cudaStream_t stream) {
   float value = 0;
-  check(cudaMemcpy(&value, flag, sizeof(float), cudaMemcpyDeviceToHost), "non-finite flag");
+  check(cudaMemcpyAsync(&value, flag, sizeof(float), cudaMemcpyDeviceToHost, stream), "non-finite flag");
+  check(cudaStreamSynchronize(stream), "non-finite flag");
   return value != 0.0f;
 }
 
@@ -118,7 +120,7 @@ void launch_apply(const OptimizerParams& p, const LaunchConfig& launch, const fl
   if (lanes_apply(p, launch)) {  // the contiguous fast path, then the generic kernel for the tail
     const std::int64_t groups = p.numel / kLanes;
     with_optimizer_kind(p.kind, [&](auto kind) {
-      apply_lanes_kernel<decltype(kind)::value><<<grid_of(launch, groups, threads), threads>>>(p, groups, skip);
+      apply_lanes_kernel<decltype(kind)::value><<<grid_of(launch, groups, threads), threads, 0, stream_of(launch)>>>(p, groups, skip);
     });
     check(cudaGetLastError(), "optimizer kernel launch");
     start = groups * kLanes;
@@ -126,7 +128,7 @@ void launch_apply(const OptimizerParams& p, const LaunchConfig& launch, const fl
   for (std::int64_t first = start; first < p.numel; first += per_launch(p, launch)) {
     const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
     with_optimizer_kind(p.kind, [&](auto kind) {
-      apply_kernel<decltype(kind)::value><<<grid_of(launch, last - first, threads), threads>>>(p, first, last, skip);
+      apply_kernel<decltype(kind)::value><<<grid_of(launch, last - first, threads), threads, 0, stream_of(launch)>>>(p, first, last, skip);
     });
     check(cudaGetLastError(), "optimizer kernel launch");
   }
@@ -135,13 +137,13 @@ void launch_apply(const OptimizerParams& p, const LaunchConfig& launch, const fl
 }  // namespace
 
 bool gradient_has_nonfinite(int device, const OptimizerParams& p, const LaunchConfig& launch) {
-  return read_flag(launch_gradient_scan(device, p, launch));
+  return read_flag(launch_gradient_scan(device, p, launch), stream_of(launch));
 }
 
 bool scan_and_apply(int device, const OptimizerParams& p, const LaunchConfig& launch) {
   const float* flag = launch_gradient_scan(device, p, launch);
   launch_apply(p, launch, flag);
-  return read_flag(flag);  // waits for both kernels
+  return read_flag(flag, stream_of(launch));  // waits for both kernels
 }
 
 bool apply_unless_found_inf(int device, const OptimizerParams& p, const LaunchConfig& launch, const float* found_inf,
@@ -149,12 +151,12 @@ bool apply_unless_found_inf(int device, const OptimizerParams& p, const LaunchCo
   check(cudaSetDevice(device), "cudaSetDevice");
   launch_apply(p, launch, found_inf);
   if (!synchronize) return false;
-  return read_flag(found_inf);  // waits for the kernel
+  return read_flag(found_inf, stream_of(launch));  // waits for the kernel
 }
 
-bool found_inf_set(int device, const float* found_inf) {
+bool found_inf_set(int device, const float* found_inf, void* stream) {
   check(cudaSetDevice(device), "cudaSetDevice");
-  return read_flag(found_inf);
+  return read_flag(found_inf, static_cast<cudaStream_t>(stream));
 }
 
 NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& launch) {
@@ -168,11 +170,13 @@ NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& lau
     const unsigned grid = grid_of(launch, last - first, threads);
     auto* block_sums = static_cast<ExactSquareSum*>(scratch(device, sizeof(ExactSquareSum) * 2 * grid, kBlockSumsSlot));
     with_optimizer_kind(p.kind, [&](auto kind) {
-      norm_kernel<decltype(kind)::value><<<grid, threads>>>(p, first, last, block_sums);
+      norm_kernel<decltype(kind)::value><<<grid, threads, 0, stream_of(launch)>>>(p, first, last, block_sums);
     });
     check(cudaGetLastError(), "norm kernel launch");
     std::vector<ExactSquareSum> sums(2 * grid);
-    check(cudaMemcpy(sums.data(), block_sums, sizeof(ExactSquareSum) * 2 * grid, cudaMemcpyDeviceToHost), "norm kernel");
+    check(cudaMemcpyAsync(sums.data(), block_sums, sizeof(ExactSquareSum) * 2 * grid, cudaMemcpyDeviceToHost, stream_of(launch)),
+          "norm kernel");
+    wait_for(launch, "norm kernel");
     for (unsigned b = 0; b < grid; ++b) {
       total.param.merge(sums[2 * b]);
       total.direction.merge(sums[2 * b + 1]);
@@ -184,7 +188,7 @@ NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& lau
 void apply_pass(int device, const OptimizerParams& p, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   launch_apply(p, launch, nullptr);
-  check(cudaDeviceSynchronize(), "optimizer kernel");
+  wait_for(launch, "optimizer kernel");
 }
 
 }  // namespace cuda

@@ -187,7 +187,7 @@ StepReport optimizer_step(OptimizerKind kind, const Hyperparameters& h, const Te
     return report;
   }
   // The CPU, and the norm-based steps (whose norm pass waits for the device anyway): read the flag first.
-  report.nonfinite_gradient = on_cpu ? *found_inf.flag != 0.0f : cuda::found_inf_set(device, found_inf.flag);
+  report.nonfinite_gradient = on_cpu ? *found_inf.flag != 0.0f : cuda::found_inf_set(device, found_inf.flag, launch.cuda_stream);
   if (report.nonfinite_gradient) return report;
   norm_and_apply_passes(kind, h, p, param.device, launch);
   return report;

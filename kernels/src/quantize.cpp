@@ -103,7 +103,7 @@ QuantizeReport quantize_blockwise(const TensorView& input, QuantFormat format, s
     std::copy(params.nonfinite, params.nonfinite + blocks, flags.begin());
   } else {
     cuda::quantize(input.device.index, format, params, launch);
-    cuda::copy_to_host(input.device.index, flags.data(), params.nonfinite, blocks);
+    cuda::copy_to_host(input.device.index, flags.data(), params.nonfinite, blocks, launch.cuda_stream);
   }
   for (std::int64_t b = 0; b < blocks; ++b) {
     if (flags[b]) report.nonfinite_blocks.push_back(b);

@@ -163,10 +163,10 @@ void quantize(int device, QuantFormat format, const QuantizeParams& params, cons
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
     const auto grid = static_cast<unsigned>(grid_for(device, launch, last - first, threads));
-    quantize_kernel<<<grid, threads>>>(table, params, first, last);
+    quantize_kernel<<<grid, threads, 0, stream_of(launch)>>>(table, params, first, last);
     check(cudaGetLastError(), "quantize kernel launch");
   }
-  check(cudaDeviceSynchronize(), "quantize kernel");
+  wait_for(launch, "quantize kernel");
 }
 
 void dequantize(int device, QuantFormat format, const DequantizeParams& params, const LaunchConfig& launch) {
@@ -178,10 +178,10 @@ void dequantize(int device, QuantFormat format, const DequantizeParams& params, 
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
     const auto grid = static_cast<unsigned>(grid_for(device, launch, last - first, threads));
-    dequantize_kernel<<<grid, threads>>>(table, params, first, last);
+    dequantize_kernel<<<grid, threads, 0, stream_of(launch)>>>(table, params, first, last);
     check(cudaGetLastError(), "dequantize kernel launch");
   }
-  check(cudaDeviceSynchronize(), "dequantize kernel");
+  wait_for(launch, "dequantize kernel");
 }
 
 void convert(int device, const ConvertParams& params, const LaunchConfig& launch) {
@@ -190,9 +190,9 @@ void convert(int device, const ConvertParams& params, const LaunchConfig& launch
   std::int64_t grid = std::max<std::int64_t>(1, (params.numel + threads - 1) / threads);
   if (launch.max_grid > 0) grid = std::min(grid, launch.max_grid);
   grid = std::min<std::int64_t>(grid, 1 << 30);
-  convert_kernel<<<static_cast<unsigned>(grid), threads>>>(params);
+  convert_kernel<<<static_cast<unsigned>(grid), threads, 0, stream_of(launch)>>>(params);
   check(cudaGetLastError(), "convert kernel launch");
-  check(cudaDeviceSynchronize(), "convert kernel");
+  wait_for(launch, "convert kernel");
 }
 
 void* allocate(int device, std::int64_t bytes) {
@@ -204,14 +204,29 @@ void* allocate(int device, std::int64_t bytes) {
 
 void release(void* pointer) { cudaFree(pointer); }
 
-void copy_to_device(int device, void* destination, const void* source, std::int64_t bytes) {
+void copy_to_device(int device, void* destination, const void* source, std::int64_t bytes, void* stream) {
   check(cudaSetDevice(device), "cudaSetDevice");
-  check(cudaMemcpy(destination, source, static_cast<std::size_t>(bytes), cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+  const auto queue = static_cast<cudaStream_t>(stream);
+  check(cudaMemcpyAsync(destination, source, static_cast<std::size_t>(bytes), cudaMemcpyHostToDevice, queue), "cudaMemcpy H2D");
+  check(cudaStreamSynchronize(queue), "cudaMemcpy H2D");  // the host buffer may change after the return
 }
 
-void copy_to_host(int device, void* destination, const void* source, std::int64_t bytes) {
+void copy_to_host(int device, void* destination, const void* source, std::int64_t bytes, void* stream) {
   check(cudaSetDevice(device), "cudaSetDevice");
-  check(cudaMemcpy(destination, source, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+  const auto queue = static_cast<cudaStream_t>(stream);
+  check(cudaMemcpyAsync(destination, source, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost, queue), "cudaMemcpy D2H");
+  check(cudaStreamSynchronize(queue), "cudaMemcpy D2H");
+}
+
+void* create_stream(int device) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  return stream;
+}
+
+void destroy_stream(void* stream) {
+  if (stream != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
 }
 
 void copy_on_device(int device, void* destination, const void* source, std::int64_t bytes) {

@@ -1,7 +1,8 @@
 // Every CUDA entry point launched with the largest block a LaunchConfig may ask for (1024 threads)
 // runs, and gives the default launch's bits. The quantize kernel once needed 72 registers a thread,
 // so a 1024-thread launch failed on the H100 with cudaErrorLaunchOutOfResources; __launch_bounds__
-// now caps every kernel for the block sizes it is launched with.
+// now caps every kernel for the block sizes it is launched with. A launch on a stream of the
+// caller's own (LaunchConfig::cuda_stream) gives the same bits too.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -18,6 +19,27 @@ namespace {
 
 constexpr std::int64_t kElements = 3 * 4096 + 77;
 const LaunchConfig kWidest{1024, 0, 0};
+
+// A stream of the test's own on device 0.
+class OwnStream {
+ public:
+  OwnStream() : stream_(cuda::create_stream(0)) {}
+  ~OwnStream() { cuda::destroy_stream(stream_); }
+  OwnStream(const OwnStream&) = delete;
+  OwnStream& operator=(const OwnStream&) = delete;
+  LaunchConfig launch() const {
+    LaunchConfig config;
+    config.cuda_stream = stream_;
+    return config;
+  }
+
+ private:
+  void* stream_;
+};
+
+// The default launch, the widest blocks, and the default launch on a stream of its own.
+constexpr int kLaunches = 3;
+LaunchConfig launch_number(int run, const OwnStream& stream) { return run == 0 ? LaunchConfig{} : run == 1 ? kWidest : stream.launch(); }
 
 // A device buffer initialised from host bytes, read back on request.
 class DeviceBytes {
@@ -62,9 +84,10 @@ TEST(LaunchLimitsGpu, QuantizeAndDequantizeWithTheWidestBlocks) {
   for (const auto& info : quant_formats()) {
     const DType code_dtype = info.bits == 4 ? DType::packed4 : DType::u8;
     const std::int64_t blocksize = 4096, blocks = (kElements + blocksize - 1) / blocksize;
-    std::vector<std::uint8_t> results[2];
-    for (int run = 0; run < 2; ++run) {
-      const LaunchConfig launch = run == 0 ? LaunchConfig{} : kWidest;
+    const OwnStream stream;
+    std::vector<std::uint8_t> results[kLaunches];
+    for (int run = 0; run < kLaunches; ++run) {
+      const LaunchConfig launch = launch_number(run, stream);
       DeviceBytes input(float_bytes(kElements, 3.0f));
       DeviceBytes codes(std::vector<std::uint8_t>(static_cast<std::size_t>(dtype_storage_bytes(code_dtype, kElements))));
       DeviceBytes absmax(std::vector<std::uint8_t>(static_cast<std::size_t>(blocks * 4)));
@@ -87,6 +110,7 @@ TEST(LaunchLimitsGpu, QuantizeAndDequantizeWithTheWidestBlocks) {
       results[run].insert(results[run].end(), values.begin(), values.end());
     }
     EXPECT_EQ(results[0], results[1]) << info.name << ": the widest launch changed a bit";
+    EXPECT_EQ(results[0], results[2]) << info.name << ": the launch on a stream of its own changed a bit";
   }
 }
 
@@ -94,9 +118,10 @@ TEST(LaunchLimitsGpu, OptimizerStepsWithTheWidestBlocks) {
   REQUIRE_CUDA_DEVICE();
   const Device gpu = Device::cuda(0);
   for (const auto& info : optimizers()) {
-    std::vector<std::uint8_t> results[2];
-    for (int run = 0; run < 2; ++run) {
-      const LaunchConfig launch = run == 0 ? LaunchConfig{} : kWidest;
+    const OwnStream stream;
+    std::vector<std::uint8_t> results[kLaunches];
+    for (int run = 0; run < kLaunches; ++run) {
+      const LaunchConfig launch = launch_number(run, stream);
       DeviceBytes param(float_bytes(kElements, 1.0f)), grad(float_bytes(kElements, 0.01f));
       std::vector<std::unique_ptr<DeviceBytes>> states;
       std::vector<TensorView> views;
@@ -127,6 +152,7 @@ TEST(LaunchLimitsGpu, OptimizerStepsWithTheWidestBlocks) {
       results[run].insert(results[run].end(), after.begin(), after.end());
     }
     EXPECT_EQ(results[0], results[1]) << info.name << ": the widest launch changed a bit";
+    EXPECT_EQ(results[0], results[2]) << info.name << ": the launch on a stream of its own changed a bit";
   }
 }
 

@@ -9,6 +9,9 @@ struct LaunchConfig {
   int threads = 0;                      // CPU worker threads, or CUDA threads per block; 0 = default
   std::int64_t max_grid = 0;            // CUDA: cap on blocks per grid (grid-stride beyond); 0 = none
   std::int64_t blocks_per_launch = 0;   // split the work into launches of this many quant blocks; 0 = one
+  // CUDA: the stream (a cudaStream_t) the work is queued on and the launcher waits for; null: the
+  // default stream. The launchers wait for this stream only, never for the whole device.
+  void* cuda_stream = nullptr;
   std::string describe() const;
 };
 

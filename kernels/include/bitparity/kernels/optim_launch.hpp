@@ -28,7 +28,8 @@ bool scan_and_apply(int device, const OptimizerParams& params, const LaunchConfi
 // it is nonzero. With `synchronize`, waits and returns the flag; otherwise returns false at once.
 bool apply_unless_found_inf(int device, const OptimizerParams& params, const LaunchConfig& launch,
                             const float* found_inf, bool synchronize);
-bool found_inf_set(int device, const float* found_inf);  // reads the flag (waits for the stream)
+// Reads the flag once the work queued before it on `stream` (a cudaStream_t; null: the default) is done.
+bool found_inf_set(int device, const float* found_inf, void* stream);
 NormSums norm_pass(int device, const OptimizerParams& params, const LaunchConfig& launch);
 void apply_pass(int device, const OptimizerParams& params, const LaunchConfig& launch);
 }  // namespace cuda

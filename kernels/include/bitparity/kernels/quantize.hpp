@@ -48,8 +48,12 @@ void convert(int device, const ConvertParams& params, const LaunchConfig& launch
 // Device memory helpers for the implementations under test (fixtures/).
 void* allocate(int device, std::int64_t bytes);
 void release(void* pointer);
-void copy_to_device(int device, void* destination, const void* source, std::int64_t bytes);
-void copy_to_host(int device, void* destination, const void* source, std::int64_t bytes);
+// The copies are queued on `stream` (a cudaStream_t; null: the default stream) and waited for.
+void copy_to_device(int device, void* destination, const void* source, std::int64_t bytes, void* stream = nullptr);
+void copy_to_host(int device, void* destination, const void* source, std::int64_t bytes, void* stream = nullptr);
+// A stream of the device's own (blocking: the default stream still orders against it).
+void* create_stream(int device);
+void destroy_stream(void* stream);
 // Device-to-device copy, synchronised: the bandwidth baseline of the benchmarks.
 void copy_on_device(int device, void* destination, const void* source, std::int64_t bytes);
 }  // namespace cuda
