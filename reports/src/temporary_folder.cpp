@@ -1,7 +1,7 @@
 #include "temporary_folder.hpp"
 
 #include <fcntl.h>
-#include <sys/syscall.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,30 +12,34 @@
 
 #include "bitparity/reports/errors.hpp"
 
+extern char** environ;
+
 namespace bitparity::reports {
 
 namespace {
 
-// The reaper: between fork and exec only async-signal-safe calls (the parent may have threads).
-// It reads its standard input to the end, then removes the folder named by its first argument.
-[[noreturn]] void become_reaper(int read_end, const char* folder) {
-  ::setsid();
-  if (read_end == STDIN_FILENO) {
-    ::fcntl(read_end, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec, and exec close it
-  } else if (::dup2(read_end, STDIN_FILENO) < 0) {
-    ::_exit(127);
-  }
-  const int null = ::open("/dev/null", O_WRONLY);  // holds no pipe of a caller (ctest waits for those)
-  if (null >= 0) {
-    ::dup2(null, STDOUT_FILENO);
-    ::dup2(null, STDERR_FILENO);
-  }
-  // The write end (and MPI's sockets) must not stay open here.
-  if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0) {
-    for (int fd = 3; fd < 65536; ++fd) ::close(fd);
-  }
-  ::execl("/bin/sh", "sh", "-c", "cat >/dev/null; exec rm -rf -- \"$0\"", folder, static_cast<char*>(nullptr));
-  ::_exit(127);
+// The reaper reads its standard input to the end, then removes the folder named by its first
+// argument. posix_spawn, not fork: no copy of an MPI rank's address space, and no fork warning
+// from Open MPI transports that register memory.
+pid_t start_reaper(int read_end, const std::string& folder) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, read_end, STDIN_FILENO);  // read_end > 2: dup2 clears close-on-exec
+  // No pipe of a caller stays open in it (ctest waits for those), nor the write end or MPI's sockets.
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);  // mpirun signals the rank's process group
+  std::string script = "cat >/dev/null; exec rm -rf -- \"$0\"";
+  std::string shell = "sh", dash_c = "-c", path = folder;
+  char* argv[] = {shell.data(), dash_c.data(), script.data(), path.data(), nullptr};
+  pid_t pid = -1;
+  const int error = ::posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  return error == 0 ? pid : -1;
 }
 
 }  // namespace
@@ -51,9 +55,13 @@ TemporaryFolder::TemporaryFolder(const std::string& prefix) {
   path_ = pattern;
   int ends[2];
   if (::pipe2(ends, O_CLOEXEC) != 0) return;  // no reaper: the destructor still removes it on a normal end
-  const pid_t pid = ::fork();
-  if (pid == 0) become_reaper(ends[0], path_.c_str());
-  ::close(ends[0]);
+  if (ends[0] <= STDERR_FILENO) {  // a caller without standard input: keep the read end off fd 0
+    const int moved = ::fcntl(ends[0], F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    ::close(ends[0]);
+    ends[0] = moved;
+  }
+  const pid_t pid = ends[0] < 0 ? -1 : start_reaper(ends[0], path_);
+  if (ends[0] >= 0) ::close(ends[0]);
   if (pid < 0) {
     ::close(ends[1]);
     return;
