@@ -3,6 +3,7 @@
 // can kill are hunted over ranks (rank_mutants.hpp). Stops cleanly on SIGINT/SIGTERM.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "rank_mutants.hpp"
+#include "temporary_folder.hpp"
 
 namespace bitparity::reports {
 
@@ -80,6 +82,16 @@ int run_mutants_command(const MutantsCommand& command) {
     throw UsageError("mutant " + chosen.over_ranks.front()->name + " is hunted over ranks, and " + no_launcher);
   }
   if (command.json_given) check_result_path("--json", command.json_path);
+  // The hunts over ranks write their rows there (and the runs under mpirun need it): refused now,
+  // before any hunt, when the temporary folder is unusable.
+  std::optional<TemporaryFolder> rows_folder;
+  if (!launcher.empty()) {
+    try {
+      rows_folder.emplace("bitparity-rank-hunt");
+    } catch (const WriteError& e) {
+      throw UsageError(e.what());
+    }
+  }
   std::printf("bitparity mutants: %zu mutants (%zu in one process, %zu over %d ranks), up to %s each, seed %llu\n", chosen.size(),
               chosen.in_process.size(), chosen.over_ranks.size(), kRankMutantWorld, format_duration(command.seconds).c_str(),
               static_cast<unsigned long long>(command.seed));
@@ -148,7 +160,7 @@ int run_mutants_command(const MutantsCommand& command) {
       continue;
     }
     progress.update(static_cast<std::int64_t>(index++), 0.0, mutant->name);
-    const RankHunt hunt = hunt_over_ranks(*mutant, launcher, command.seconds, command.seed);
+    const RankHunt hunt = hunt_over_ranks(*mutant, launcher, rows_folder->path(), command.seconds, command.seed);
     progress.finish();
     const Outcome outcome{hunt.killed, hunt.harness_error, hunt.stopped, hunt.property, hunt.target, hunt.counterexample,
                           hunt.replay, hunt.seconds};

@@ -19,7 +19,6 @@
 #include <nlohmann/json.hpp>
 
 #include "bitparity/reports/interrupt.hpp"
-#include "temporary_folder.hpp"
 
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/checkpoint.hpp"
@@ -107,7 +106,7 @@ std::string last_line(const std::string& file) {
   while (std::getline(in, line)) {
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   }
-  return last;
+  return last.empty() ? "(it printed nothing)" : last;
 }
 
 struct Round {
@@ -194,12 +193,12 @@ std::string mpi_launcher(std::string& why) {
   return "";
 }
 
-RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, double budget_seconds, std::uint64_t seed) {
+RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, const std::string& folder,
+                         double budget_seconds, std::uint64_t seed) {
   RankHunt hunt;
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(budget_seconds));
-  const TemporaryFolder folder("bitparity-rank-hunt");
-  const std::string rows_file = folder.path() + "/rows.json", output = folder.path() + "/output.txt";
+  const std::string rows_file = folder + "/rows.json", output = folder + "/output.txt";
   const std::string self = own_executable();
   auto finish = [&]() -> RankHunt {
     hunt.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -44,7 +44,8 @@ struct RankHunt {
 
 // Runs rounds of `sharded --mutant NAME --seed S` (S = seed, seed + 1, ...) over
 // kRankMutantWorld ranks until one kills the mutant or `budget_seconds` pass; a round still running
-// at the budget is stopped.
-RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, double budget_seconds, std::uint64_t seed);
+// at the budget is stopped. The rounds write their rows and output in `folder`.
+RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, const std::string& folder,
+                         double budget_seconds, std::uint64_t seed);
 
 }  // namespace bitparity::reports

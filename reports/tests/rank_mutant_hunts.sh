@@ -78,5 +78,6 @@ refused() {  # refused PATTERN ARGS...
   [ "$code" -eq 2 ] && tail -n 1 "$work/refused.txt" | grep -q "^error: .*$pattern" || { cat "$work/refused.txt"; fail "not refused with '$pattern' (exit $code)"; }
 }
 refused "not hunted here: .*ctest -R DevicePlacement" "$bitparity" mutants --only checkpoint-states-left-on-cpu
+refused "no temporary folder for bitparity-rank-hunt: .*set TMPDIR to a writable folder" env TMPDIR="$work/none" "$bitparity" mutants --only sharded-unaligned-shards
 refused "BITPARITY_MPIRUN=$work/none is not an executable" env BITPARITY_MPIRUN="$work/none" "$bitparity" mutants --only sharded-unaligned-shards
 echo "rank mutant hunts judged: passed"
