@@ -11,4 +11,13 @@ bool cpu_has_avx512bw() {
 #endif
 }
 
+bool cpu_has_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace bitparity::cpu

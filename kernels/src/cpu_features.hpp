@@ -3,5 +3,6 @@
 namespace bitparity::cpu {
 
 bool cpu_has_avx512bw();  // AVX-512 F and BW: the permute paths (nibble_select_cpu, nearest_vector_cpu)
+bool cpu_has_avx2();      // AVX2: the 64-bit gathers of the finer index (nearest_vector_cpu)
 
 }  // namespace bitparity::cpu

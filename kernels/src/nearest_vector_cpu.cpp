@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace bitparity::cpu {
 
 // GCC's vector extensions: __builtin_shuffle with a variable index compiles to vpermps / vpermd.
@@ -63,9 +67,50 @@ std::int64_t nearest_codes_avx512(const CodeTable& table, const float* v, std::i
   }
 }
 
+namespace {
+// 64-bit pairs 0 2 1 3 back into 0 1 2 3.
+__attribute__((target("arch=x86-64-v3"))) inline __m256 words_in_order(__m256 pairs) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), 0xD8));
+}
+}  // namespace
+
+__attribute__((target("arch=x86-64-v3"))) std::int64_t nearest_codes_by_bucket_avx2(const CodeTable& table, const float* v,
+                                                                                   std::int32_t* chosen, std::int64_t count) {
+  if (table.nearest_ready == 0) return 0;
+  const __m256i magnitude_mask = _mm256_set1_epi32(0x7FFFFFFF);
+  const __m256i floor = _mm256_set1_epi32(static_cast<int>(table.nearest_floor));
+  const __m256i ceiling = _mm256_set1_epi32(static_cast<int>(table.nearest_ceiling));
+  const __m256i per_sign = _mm256_set1_epi32(table.nearest_per_sign);
+  const __m128i shift = _mm_cvtsi32_si128(table.nearest_shift);
+  const __m256i low_byte = _mm256_set1_epi32(0xFF);
+  const __m256i nan_code = _mm256_set1_epi32(table.nan_code);
+  // Entry k as one little-endian 64-bit element: threshold bits low, codes high.
+  const auto* entries = reinterpret_cast<const long long*>(table.nearest_entry);
+  std::int64_t j = 0;
+  for (; j + 8 <= count; j += 8) {
+    const __m256 x = _mm256_loadu_ps(v + j);
+    const __m256i bits = _mm256_castps_si256(x);
+    __m256i magnitude = _mm256_and_si256(bits, magnitude_mask);
+    magnitude = _mm256_min_epu32(_mm256_max_epu32(magnitude, floor), ceiling);
+    const __m256i bucket = _mm256_add_epi32(_mm256_srl_epi32(_mm256_sub_epi32(magnitude, floor), shift),
+                                            _mm256_and_si256(_mm256_srai_epi32(bits, 31), per_sign));
+    const __m256 first = _mm256_castsi256_ps(_mm256_i32gather_epi64(entries, _mm256_castsi256_si128(bucket), 8));
+    const __m256 second = _mm256_castsi256_ps(_mm256_i32gather_epi64(entries, _mm256_extracti128_si256(bucket, 1), 8));
+    // Even words are thresholds, odd words codes; the shuffle leaves them in 64-bit pairs 0 2 1 3.
+    const __m256 threshold = words_in_order(_mm256_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m256i codes = _mm256_castps_si256(words_in_order(_mm256_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1))));
+    const __m256i above = _mm256_castps_si256(_mm256_cmp_ps(threshold, x, _CMP_LT_OQ));  // threshold < v
+    __m256i code = _mm256_blendv_epi8(_mm256_and_si256(codes, low_byte), _mm256_srli_epi32(codes, 8), above);
+    code = _mm256_blendv_epi8(code, nan_code, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)));  // v != v
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(chosen + j), code);
+  }
+  return j;
+}
+
 #else
 
 std::int64_t nearest_codes_avx512(const CodeTable&, const float*, std::int32_t*, std::int64_t) { return 0; }
+std::int64_t nearest_codes_by_bucket_avx2(const CodeTable&, const float*, std::int32_t*, std::int64_t) { return 0; }
 
 #endif
 

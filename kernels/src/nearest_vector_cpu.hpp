@@ -16,10 +16,19 @@ namespace bitparity::cpu {
 // at most 8); returns how many it decided (0 for other maps). Only where cpu_has_avx512bw().
 std::int64_t nearest_codes_avx512(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count);
 
-// The launcher's decision: the vector search for whole vectors, DecideNearest for the rest.
+// nearest_code_by_bucket on 8 values at once with AVX2, each bucket's two words loaded as one
+// 64-bit element (vpgatherdq), where the compiled loop gathers each word apart: GCC 12 makes 64-bit
+// gathers by 32-bit indices only with AVX-512. The same bucket, compare and selects, so the same
+// codes. Decides the first count - count % 8 values where table.nearest_ready; returns how many.
+std::int64_t nearest_codes_by_bucket_avx2(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count);
+
+// The launcher's decision: a vector path for whole vectors, DecideNearest for the rest. Machines
+// with AVX-512 keep the compiled 16-lane gathers for 8-bit maps (the AVX2 path is unmeasured there).
 struct DecideNearestVector {
   void operator()(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count) const {
-    const std::int64_t done = cpu_has_avx512bw() ? nearest_codes_avx512(table, v, chosen, count) : 0;
+    const std::int64_t done = cpu_has_avx512bw() ? nearest_codes_avx512(table, v, chosen, count)
+                              : cpu_has_avx2()   ? nearest_codes_by_bucket_avx2(table, v, chosen, count)
+                                                 : 0;
     DecideNearest{}(table, v + done, chosen + done, count - done);
   }
 };

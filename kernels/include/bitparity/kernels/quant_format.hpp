@@ -63,7 +63,8 @@ struct CodeTable {
   // Bucket k's entry in two adjacent 32-bit words (one cache line): [2k] the bits of its threshold
   // (+inf if none), [2k+1] code if v <= threshold | code above << 8. 32-bit words, not one 64-bit
   // word: GCC 12 gathers 64-bit data by 32-bit indices with AVX-512 only, so with AVX2 a 64-bit
-  // entry left the decision scalar (and branching), 10x slower.
+  // entry left the decision scalar (and branching), 10x slower. (The CPU launcher's AVX2 path loads
+  // the pair as one 64-bit element by intrinsics: nearest_vector_cpu.hpp.)
   std::uint32_t nearest_entry[2 * kNearestBuckets] = {};
   // The thresholds in the order the search visits its levels: the one of step first_step, then the
   // two of step first_step/2, ..., then the first_step of step 1 (level l starts at 2^l - 1). The
