@@ -20,6 +20,13 @@ bool is_suite_over_ranks(const std::string& name) { return kPropertyOfSuite.coun
 
 std::vector<std::string> suites_over_ranks() { return {"storage", "resume", "sharded"}; }
 
+std::string suite_over_ranks_of(const std::string& property) {
+  for (const auto& [suite, checked] : kPropertyOfSuite) {
+    if (checked == property) return suite;
+  }
+  return "";
+}
+
 std::string runs_over_ranks_message(const std::string& suite) {
   return "suite '" + suite + "' runs over ranks: use mpirun -np W bitparity sharded --property " + kPropertyOfSuite.at(suite) +
          " (or mpirun -np W bitparity check --suite " + suite + ")";

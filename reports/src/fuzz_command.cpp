@@ -22,6 +22,7 @@
 #include "bitparity/reports/progress.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
+#include "fuzz_over_ranks.hpp"
 #include "fuzz_supervisor.hpp"
 
 namespace bitparity::reports {
@@ -208,7 +209,9 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
   fuzz->add_option("--budget", command.budget, "how long: 60s, 10m, 8h, 1h30m (default 60s)");
   fuzz->add_option("--visits", command.visits, "stop after this many visits (a reproducible length; default: only the budget)")
       ->check(integer_in(1, std::int64_t{1} << 40));
-  fuzz->add_option("--suite", s.suite_names, "quant, optim32, optim8 or conversions (repeatable; default all)");
+  fuzz->add_option("--suite", s.suite_names,
+                   "quant, optim32, optim8 or conversions (repeatable; default all); or the suites over ranks, fuzzed apart "
+                   "through mpirun over 2 to 5 ranks: sharded, storage, resume");
   fuzz->add_option("--property", s.requested.properties, "only these property ids (repeatable)");
   fuzz->add_option("--format", s.requested.formats, "only these quantization formats (repeatable)");
   fuzz->add_option("--map", s.maps,
@@ -242,6 +245,11 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
 int run_fuzz_command(const FuzzCommand& command) {
   for (const auto& device : command.selection.requested.devices) {
     if (device.starts_with("mutant:")) throw UsageError("--device " + device + " is a mutant; fuzz it with --implementation " + device);
+  }
+  if (command.worker < 0 && fuzzes_over_ranks(command)) {
+    const double budget = parse_budget(command.budget);
+    if (gpu_required(command.require_gpu)) require_usable_gpu();
+    return run_fuzz_over_ranks(command, budget, [&command] { check_corpus(command.corpus); });
   }
   bool asked_all = false;
   const CheckOptions selection = resolve_check_selection(command.selection, asked_all);
@@ -281,6 +289,10 @@ int run_fuzz_command(const FuzzCommand& command) {
               options.visits > 0 ? (" or " + std::to_string(options.visits) + " visits").c_str() : "", options.jobs,
               options.jobs == 1 ? "" : "s", static_cast<unsigned long long>(options.seed),
               static_cast<long long>(options.first_visit), options.corpus.c_str(), known_cases);
+  if (command.selection.suite_names.empty() && command.worker < 0) {
+    std::fprintf(stderr, "note: the suites over ranks are fuzzed apart, through mpirun: %s fuzz --suite sharded --suite storage "
+                 "--suite resume\n", program_name().c_str());
+  }
   if (asked_all && std::none_of(options.implementations.begin(), options.implementations.end(),
                                 [](const std::string& name) { return name.starts_with("cuda:"); })) {
     std::fprintf(stderr, "%s\n", no_gpu_notice().c_str());

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "rank_runs.hpp"  // mpi_launcher
+
 namespace bitparity::reports {
 
 inline constexpr int kRankMutantWorld = 3;  // ranks per hunt: uneven shards, and a middle rank
@@ -25,10 +27,6 @@ struct RankMutant {
 // Empty when this build has no Open MPI (`bitparity list` says so).
 const std::vector<RankMutant>& rank_mutant_catalogue();
 const RankMutant* find_rank_mutant(const std::string& name);
-
-// The launcher: BITPARITY_MPIRUN, else the mpiexec CMake found, else `mpirun` on PATH. Returns
-// "" and sets `why` when none can be run.
-std::string mpi_launcher(std::string& why);
 
 struct RankHunt {
   bool killed = false;

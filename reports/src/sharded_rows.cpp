@@ -70,29 +70,38 @@ std::string lowest_rank_finding(distributed::Communicator& communicator, const s
   return {};
 }
 
-std::string replay_command(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan, int world) {
+// The options of `sharded` that run this row again alone: the same seed and cases give the same
+// cases (case_seed does not depend on the selection) on the same build.
+std::vector<std::string> replay_arguments(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan) {
   const ShardedRowPlan& p = *row.plan;
-  std::string text = "mpirun -np " + std::to_string(world) + " bitparity sharded --property " + p.property;
+  std::vector<std::string> args = {"sharded", "--property", p.property};
+  const auto add = [&args](std::initializer_list<std::string> words) { args.insert(args.end(), words); };
   if (p.property == "P10") {
-    text += " --format " + std::string(quant_format_info(p.format).name) + " --storage " + dtype_name(p.storage) +
-            " --grad-dtype " + (p.grad ? dtype_name(*p.grad) : "none");
+    add({"--format", std::string(quant_format_info(p.format).name), "--storage", dtype_name(p.storage), "--grad-dtype",
+         p.grad ? dtype_name(*p.grad) : "none"});
   } else if (p.family == fixtures::OperationFamily::quantize || p.family == fixtures::OperationFamily::dequantize) {
-    text += " --format " + p.target();
+    add({"--format", p.target()});
   } else if (p.family != fixtures::OperationFamily::convert) {
-    text += " --optimizer " + p.target() + " --states " + (p.family == fixtures::OperationFamily::optimizer8_step ? "8" : "32");
+    add({"--optimizer", p.target(), "--states", p.family == fixtures::OperationFamily::optimizer8_step ? "8" : "32"});
   }
-  text += " --dtype " + std::string(dtype_name(p.dtype)) + " --layout " + p.layout_name();
-  if (p.property == "P6" || p.property == "P11") text += " --steps " + std::to_string(command.steps);
-  if (p.property == "P11" && !plan.resume_implementation.empty()) text += " --resume-implementation " + plan.resume_implementation;
-  if (p.property == "P11" && command.all_world_pairs) text += " --all-world-pairs";
-  text += " --cases " + std::to_string(command.cases) + " --seed " + std::to_string(command.seed);
-  if (plan.implementation != "cpu") text += " --implementation " + plan.implementation;
-  if (plan.communicator != distributed::CommunicatorKind::mpi) text += std::string(" --communicator ") + communicator_name(plan.communicator);
-  for (const auto& [rank, name] : plan.rank_implementations) text += " --rank-implementation " + std::to_string(rank) + "=" + name;
+  add({"--dtype", dtype_name(p.dtype), "--layout", p.layout_name()});
+  if (p.property == "P6" || p.property == "P11") add({"--steps", std::to_string(command.steps)});
+  if (p.property == "P11" && !plan.resume_implementation.empty()) add({"--resume-implementation", plan.resume_implementation});
+  if (p.property == "P11" && command.all_world_pairs) add({"--all-world-pairs"});
+  add({"--cases", std::to_string(command.cases), "--seed", std::to_string(command.seed)});
+  if (plan.implementation != "cpu") add({"--implementation", plan.implementation});
+  if (plan.communicator != distributed::CommunicatorKind::mpi) add({"--communicator", communicator_name(plan.communicator)});
+  for (const auto& [rank, name] : plan.rank_implementations) add({"--rank-implementation", std::to_string(rank) + "=" + name});
   if (p.family == fixtures::OperationFamily::optimizer8_step && (p.property == "P6" || p.property == "P11")) {
-    for (const auto& spec : command.maps) text += " --map " + spec;
+    for (const auto& spec : command.maps) add({"--map", spec});
   }
-  if (!command.mutant.empty()) text += " --mutant " + command.mutant;
+  if (!command.mutant.empty()) add({"--mutant", command.mutant});
+  return args;
+}
+
+std::string replay_command(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan, int world) {
+  std::string text = "mpirun -np " + std::to_string(world) + " bitparity";
+  for (const auto& word : replay_arguments(row, command, plan)) text += " " + word;
   return text;
 }
 
@@ -162,6 +171,7 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
   if (row.wrong() > 0) {
     entry["counterexample"] = row.counterexample;
     entry["replay"] = replay_command(row, command, plan, static_cast<int>(ranks.size()));
+    entry["replay_arguments"] = replay_arguments(row, command, plan);
   }
   return entry;
 }

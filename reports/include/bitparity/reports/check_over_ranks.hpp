@@ -9,6 +9,7 @@ namespace bitparity::reports {
 
 bool is_suite_over_ranks(const std::string& name);  // storage, resume, sharded
 std::vector<std::string> suites_over_ranks();      // in `bitparity list` order
+std::string suite_over_ranks_of(const std::string& property);  // P6: sharded, P10: storage, P11: resume; "" otherwise
 // The one-process runners (fuzz, report) refuse a suite over ranks with this, naming the property.
 std::string runs_over_ranks_message(const std::string& suite);
 

@@ -1,0 +1,373 @@
+#include "fuzz_over_ranks.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "bitparity/fixtures/atomic_file.hpp"
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/kernels/errors.hpp"
+#include "bitparity/reports/check_over_ranks.hpp"
+#include "bitparity/reports/check_run.hpp"
+#include "bitparity/reports/cli_checks.hpp"
+#include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/interrupt.hpp"
+#include "bitparity/reports/progress.hpp"
+#include "bitparity/reports/result_file.hpp"
+#include "bitparity/reports/version.hpp"
+#include "rank_case.hpp"
+#include "rank_mutants.hpp"
+#include "rank_runs.hpp"
+#include "temporary_folder.hpp"
+#if BITPARITY_HAS_MPI
+#include "sharded_plan.hpp"
+#endif
+
+namespace bitparity::reports {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kStateSchema = "bitparity.fuzz-over-ranks-state/1";
+constexpr int kWorlds[] = {2, 3, 4, 5};  // uneven shards, a middle rank, and more ranks than cores
+constexpr int kMostCases = 8;          // cases per row in a round, reached after eight turns of the worlds
+
+struct Selection {
+  ShardedCommand sharded;              // properties, targets, dtypes, maps, implementation, mutant
+  std::vector<std::string> properties;  // those with rows, in the round-robin's order
+  std::vector<std::string> extra;       // further `sharded` options (a fault's maps)
+  std::string implementation;           // as saved cases name it: cpu, cuda:N, mutant:NAME
+};
+
+Selection resolve_selection(const FuzzCommand& command) {
+  CheckCommand check = command.selection;
+  for (const auto& name : check.suite_names) {
+    if (!is_suite_over_ranks(name)) {
+      throw UsageError("suite " + name + " runs in one process, and suites storage, resume and sharded run over ranks; fuzz "
+                       "them in two runs (`fuzz --suite " + name + "`, then `fuzz --suite sharded ...`)");
+    }
+  }
+  if (command.jobs != 1) {
+    throw UsageError("--jobs " + std::to_string(command.jobs) + ": each round over ranks already runs 2 to 5 processes; drop --jobs");
+  }
+  if (command.implementations.size() > 1) throw UsageError("the suites over ranks fuzz one implementation per run; give one --implementation");
+  if (!command.implementations.empty() && !check.requested.devices.empty()) {
+    throw UsageError("the suites over ranks run one implementation on every rank; give --device or --implementation, not both");
+  }
+  Selection selection;
+  selection.implementation = check.requested.devices.empty() ? "cpu" : check.requested.devices.front();
+  const RankMutant* fault = nullptr;
+  if (!command.implementations.empty()) {
+    selection.implementation = command.implementations.front();
+    const std::string& name = selection.implementation;
+    if (name.starts_with("mutant:")) fault = find_rank_mutant(name.substr(7));
+    if (fault != nullptr && !fault->not_over_ranks.empty()) throw UsageError("--implementation " + name + ": " + fault->not_over_ranks);
+    if (fault == nullptr) {
+      try {
+        fixtures::make_implementation(fixtures::parse_implementation_id(name));
+      } catch (const Error& error) {
+        throw UsageError("--implementation " + name + ": " + error.what());
+      }
+    }
+  }
+  if (fault != nullptr && check.suite_names.empty()) {
+    for (const auto& property : fault->alters) check.suite_names.push_back(suite_over_ranks_of(property));
+  }
+  selection.sharded = sharded_command_of_check(check);
+  ShardedCommand& sharded = selection.sharded;
+  if (fault != nullptr) {
+    std::erase_if(sharded.properties, [&](const std::string& p) {
+      return std::find(fault->alters.begin(), fault->alters.end(), p) == fault->alters.end();
+    });
+    if (sharded.properties.empty()) {
+      std::string suites;
+      for (const auto& p : fault->alters) suites += (suites.empty() ? "" : " or ") + suite_over_ranks_of(p);
+      throw UsageError("--implementation " + selection.implementation + " alters only what suite " + suites +
+                       " checks; select that suite (or no suite)");
+    }
+    sharded.mutant = fault->name;
+    for (std::size_t i = 0; i < fault->options.size(); ++i) {  // the maps a fault needs to show
+      if (fault->options[i] == "--map" && i + 1 < fault->options.size()) {
+        sharded.maps.push_back(fault->options[++i]);
+      } else {
+        selection.extra.push_back(fault->options[i]);
+      }
+    }
+  } else if (!command.implementations.empty()) {
+    sharded.implementation = selection.implementation;
+  }
+#if BITPARITY_HAS_MPI
+  // The options as `sharded` will read them: all together (a bad one is refused here), then each
+  // property alone, as a round runs it. One without rows, or that the fault cannot run with (a
+  // driver fault needs P6 in the same run), is dropped.
+  plan_sharded(sharded);
+  for (const auto& property : sharded.properties) {
+    ShardedCommand one = sharded;
+    one.properties = {property};
+    try {
+      if (!plan_sharded(one).rows.empty()) selection.properties.push_back(property);
+    } catch (const UsageError&) {
+      if (fault == nullptr) throw;
+    }
+  }
+#endif
+  if (selection.properties.empty()) throw UsageError("the selection fuzzes nothing over ranks: no property has a row for it");
+  return selection;
+}
+
+// The `sharded` options of one round.
+std::vector<std::string> round_arguments(const Selection& selection, const std::string& property, int cases, std::uint64_t seed) {
+  const ShardedCommand& s = selection.sharded;
+  std::vector<std::string> args = {"sharded", "--property", property, "--cases", std::to_string(cases), "--seed", std::to_string(seed)};
+  for (const auto& name : s.optimizers) args.insert(args.end(), {"--optimizer", name});
+  for (const auto& name : s.formats) args.insert(args.end(), {"--format", name});
+  for (const auto& name : s.dtypes) args.insert(args.end(), {"--dtype", name});
+  for (const auto& spec : s.maps) args.insert(args.end(), {"--map", spec});
+  if (s.implementation != "cpu") args.insert(args.end(), {"--implementation", s.implementation});
+  if (!s.mutant.empty()) args.insert(args.end(), {"--mutant", s.mutant});
+  args.insert(args.end(), selection.extra.begin(), selection.extra.end());
+  return args;
+}
+
+struct Tally {
+  std::int64_t rounds = 0, cases = 0, elements = 0;
+  double seconds = 0;
+};
+
+nlohmann::json tally_json(const Tally& tally) {
+  return {{"visits", tally.rounds},
+          {"cases", tally.cases},
+          {"elements", tally.elements},
+          {"seconds", tally.seconds},
+          {"cases_per_second", tally.seconds > 0 ? tally.cases / tally.seconds : 0.0}};
+}
+
+fs::path state_path(const std::string& corpus) { return fs::path(corpus) / "fuzz-state-over-ranks.json"; }
+
+nlohmann::json read_state(const std::string& corpus) {
+  const fs::path path = state_path(corpus);
+  std::error_code error;
+  if (!fs::exists(path, error)) return nlohmann::json::object();
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json state = nlohmann::json::parse(text.str(), nullptr, false);
+  if (state.is_discarded() || !state.is_object() || state.value("schema", "") != kStateSchema ||
+      !state.contains("next_round") || !state.at("next_round").is_number_unsigned()) {
+    throw UsageError(path.string() + " is not a fuzz state over ranks (" + kStateSchema +
+                     "); remove it to start the round-robin from the beginning");
+  }
+  return state;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+}  // namespace
+
+bool fuzzes_over_ranks(const FuzzCommand& command) {
+  for (const auto& name : command.selection.suite_names) {
+    if (is_suite_over_ranks(name)) return true;
+  }
+  for (const auto& name : command.implementations) {
+    if (name.starts_with("mutant:") && find_rank_mutant(name.substr(7)) != nullptr) return true;
+  }
+  return false;
+}
+
+int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const std::function<void()>& prepare_corpus) {
+#if !BITPARITY_HAS_MPI
+  (void)command, (void)budget_seconds, (void)prepare_corpus;
+  throw UsageError("this build has no Open MPI, so it cannot fuzz the suites over ranks; run ./scripts/install-deps and build again");
+#else
+  const Selection selection = resolve_selection(command);
+  if (command.json_given) check_result_path("--json", command.json_path);
+  std::string why;
+  const std::string launcher = mpi_launcher(why);
+  if (launcher.empty()) throw UsageError("fuzzing the suites over ranks needs mpirun: " + why);
+  std::unique_ptr<TemporaryFolder> folder;
+  try {
+    folder = std::make_unique<TemporaryFolder>("bitparity-fuzz-over-ranks");
+  } catch (const std::exception& error) {
+    throw UsageError(std::string("no temporary folder for bitparity-fuzz-over-ranks: ") + error.what() +
+                     "; set TMPDIR to a writable folder");
+  }
+  prepare_corpus();
+  const nlohmann::json state = read_state(command.corpus);
+  const std::int64_t first_round = command.first_visit >= 0 ? command.first_visit : state.value("next_round", std::int64_t{0});
+  const std::uint64_t seed =
+      command.seed_given ? command.seed : (std::random_device{}() * 0x100000001ull ^ std::random_device{}()) >> 1;
+  const std::size_t known_cases = rank_case_files(command.corpus).size();
+  const auto& properties = selection.properties;
+  std::printf("bitparity fuzz over ranks: %s on %s over 2 to 5 ranks (%s), budget %s%s, seed %llu, first round %lld, corpus "
+              "%s (%zu cases over ranks)\n",
+              joined(properties).c_str(), selection.implementation.c_str(), launcher.c_str(), format_duration(budget_seconds).c_str(),
+              command.visits > 0 ? (" or " + std::to_string(command.visits) + " rounds").c_str() : "",
+              static_cast<unsigned long long>(seed), static_cast<long long>(first_round), command.corpus.c_str(), known_cases);
+  std::fflush(stdout);
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(budget_seconds));
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  double last_print = 0;
+  std::map<std::string, Tally> by_property;
+  Tally all;
+  std::vector<nlohmann::json> failures;
+  std::int64_t new_cases = 0, round = first_round;
+  const std::string rows_file = folder->path() + "/rows.json", output = folder->path() + "/output.txt";
+  const auto properties_count = static_cast<std::int64_t>(properties.size());
+  std::set<std::string> failed_properties;
+  for (;; ++round) {
+    if (command.visits > 0 && round - first_round >= command.visits) break;
+    if (std::chrono::steady_clock::now() >= deadline || interrupted()) break;
+    if (command.stop_on_failure && !failures.empty()) break;
+    if (failed_properties.size() == properties.size()) break;
+    const std::string& property = properties[static_cast<std::size_t>(round % properties_count)];
+    if (failed_properties.count(property) != 0) continue;
+    const int world = kWorlds[(round / properties_count) % std::size(kWorlds)];
+    const int cases = static_cast<int>(std::min<std::int64_t>(kMostCases, 1 + round / (properties_count * std::ssize(kWorlds))));
+    const std::uint64_t round_seed = mix_seed(seed ^ mix_seed(static_cast<std::uint64_t>(round))) >> 1;
+    std::vector<std::string> args = round_arguments(selection, property, cases, round_seed);
+    const std::string rerun = "mpirun -np " + std::to_string(world) + " " + program_name() + " " + shell_words(args);
+    args.insert(args.end(), {"--json", rows_file});
+    fs::remove(rows_file);
+    const double round_start = elapsed();
+    const RankRun run = run_over_ranks(launcher, world, args, output, deadline);
+    if (run.exit_code < 0 && run.failure.empty()) break;  // stopped at the budget or by a signal: not counted
+    const RankRows rows = run.exit_code < 0 ? RankRows{nlohmann::json::array(), run.failure} : read_rank_rows(rows_file, run, output);
+    Tally& tally = by_property[property];
+    const double seconds = elapsed() - round_start;
+    ++tally.rounds, ++all.rounds;
+    tally.seconds += seconds, all.seconds += seconds;
+    // The first failing row of a round is saved; the others are counted (one bug fails many rows).
+    std::int64_t failing_rows = 0;
+    for (const auto& row : rows.results) {
+      const std::int64_t row_cases = row.value("cases", std::int64_t{0}), row_elements = row.value("elements", std::int64_t{0});
+      tally.cases += row_cases, all.cases += row_cases;
+      tally.elements += row_elements, all.elements += row_elements;
+      if (row.value("wrong_elements", std::int64_t{0}) == 0 || failing_rows++ > 0) continue;
+      const RankCase saved = rank_case_of_row(row, world, selection.implementation);
+      nlohmann::json failure = {{"property", saved.property},        {"target", saved.target_text().substr(saved.property.size() + 1)},
+                                {"implementation", saved.implementation}, {"violation", saved.violation},
+                                {"visit", round},                      {"world_size", world},
+                                {"reproduction", "regenerated from the row's seeds (same build)"},
+                                {"rerun", rerun}};
+      try {
+        const SavedRankCase file = save_rank_case(command.corpus, saved, {{"seed", std::to_string(seed)}, {"round", round}});
+        failure["file"] = file.file;
+        failure["added"] = file.added;
+        new_cases += file.added ? 1 : 0;
+      } catch (const std::exception& error) {
+        failure["save_error"] = error.what();
+      }
+      failures.push_back(failure);
+    }
+    if (failing_rows > 1) failures.back()["more_failing_rows"] = failing_rows - 1;
+    const bool failed_row = failing_rows > 0;
+    if (!rows.broken.empty() || (!failed_row && run.exit_code != 0)) {
+      // A run that breaks is a failure too (a rank crashed, hung or refused): nothing to save.
+      failures.push_back({{"property", property},
+                          {"target", "on " + std::to_string(world) + " ranks"},
+                          {"implementation", selection.implementation},
+                          {"violation", rows.broken.empty() ? "the run over ranks ended with exit " + std::to_string(run.exit_code) + ": " +
+                                                                  last_printed_line(output)
+                                                            : rows.broken},
+                          {"visit", round},
+                          {"world_size", world},
+                          {"reproduction", "none saved: the run broke"},
+                          {"rerun", rerun}});
+    }
+    // As in the one-process fuzzer, a property that failed is not visited again in this run.
+    if (failed_row || !rows.broken.empty()) failed_properties.insert(property);
+    if (elapsed() - last_print >= (terminal ? 0.5 : command.log_every)) {
+      last_print = elapsed();
+      std::fprintf(stderr, "%s%s / %s, round %lld (%s on %d ranks, %d cases per row), %lld cases, %.1f cases/s, %zu failures%s",
+                   terminal ? "\r\033[K" : "", format_duration(elapsed()).c_str(), format_duration(budget_seconds).c_str(),
+                   static_cast<long long>(round), property.c_str(), world, cases, static_cast<long long>(all.cases),
+                   all.seconds > 0 ? all.cases / all.seconds : 0.0, failures.size(), terminal ? "" : "\n");
+    }
+  }
+  if (terminal && last_print > 0) std::fprintf(stderr, "\r\033[K");
+  const double wall = elapsed();
+
+  nlohmann::json runs = state.value("runs", nlohmann::json::array());
+  runs.push_back({{"seed", std::to_string(seed)}, {"first_round", first_round}, {"next_round", round}, {"cases", all.cases},
+                  {"failures", failures.size()}, {"seconds", wall}, {"build", version_string()}});
+  try {
+    fixtures::write_file_atomically(state_path(command.corpus).string(),
+                                    nlohmann::json({{"schema", kStateSchema}, {"next_round", round}, {"runs", runs}}).dump(1) + "\n");
+  } catch (const fixtures::WriteFailure& error) {
+    std::fprintf(stderr, "warning: the fuzz state was not saved: %s\n", error.what());
+  }
+
+  std::printf("\n%-9s %8s %10s %10s %12s\n", "property", "rounds", "cases", "seconds", "cases/s");
+  for (const auto& [property, tally] : by_property) {
+    std::printf("%-9s %8lld %10lld %10.1f %12.2f\n", property.c_str(), static_cast<long long>(tally.rounds),
+                static_cast<long long>(tally.cases), tally.seconds, tally.seconds > 0 ? tally.cases / tally.seconds : 0.0);
+  }
+  for (const auto& failure : failures) {
+    std::printf("\nFAILED %s %s on %s (round %lld)\n  %s\n", failure.value("property", "?").c_str(), failure.value("target", "?").c_str(),
+                failure.value("implementation", "?").c_str(), static_cast<long long>(failure.value("visit", std::int64_t{0})),
+                failure.value("violation", "").c_str());
+    if (failure.contains("more_failing_rows")) {
+      std::printf("  and %lld more rows of that round failed (not saved)\n", static_cast<long long>(failure.value("more_failing_rows", 0)));
+    }
+    if (failure.contains("file")) {
+      std::printf("  saved: %s%s\n  replay: %s replay %s\n", failure.value("file", "").c_str(),
+                  failure.value("added", false) ? "" : " (already in the corpus)", program_name().c_str(), failure.value("file", "").c_str());
+    }
+    if (failure.contains("save_error")) std::printf("  NOT SAVED: %s\n", failure.value("save_error", "").c_str());
+    std::printf("  rerun: %s\n", failure.value("rerun", "").c_str());
+  }
+  std::printf("\nsummary: %lld rounds over ranks, %lld cases in %s (%.2f cases/s), %zu failures, %lld new corpus cases (%zu before), "
+              "seed %llu, next round %lld%s\n",
+              static_cast<long long>(all.rounds), static_cast<long long>(all.cases), format_duration(wall).c_str(),
+              wall > 0 ? all.cases / wall : 0.0, failures.size(), static_cast<long long>(new_cases), known_cases,
+              static_cast<unsigned long long>(seed), static_cast<long long>(round),
+              interrupted() ? (std::string(", interrupted by ") + interrupt_name()).c_str() : "");
+  if (command.json_given) {
+    nlohmann::json suites = nlohmann::json::object(), properties_json = nlohmann::json::object();
+    for (const auto& [property, tally] : by_property) {
+      properties_json[property] = tally_json(tally);
+      suites[suite_over_ranks_of(property)] = tally_json(tally);
+    }
+    const nlohmann::json document = {{"schema", "bitparity.fuzz/1"},
+                                     {"bitparity", version_string()},
+                                     {"over_ranks", {{"worlds", kWorlds}, {"launcher", launcher}}},
+                                     {"seed", std::to_string(seed)},
+                                     {"budget_seconds", budget_seconds},
+                                     {"jobs", 1},
+                                     {"implementations", {selection.implementation}},
+                                     {"first_visit", first_round},
+                                     {"next_visit", round},
+                                     {"wall_seconds", wall},
+                                     {"complete", !interrupted()},
+                                     {"total", tally_json(all)},
+                                     {"suites", suites},
+                                     {"properties", properties_json},
+                                     {"failures", failures},
+                                     {"new_corpus_cases", new_cases},
+                                     {"corpus", command.corpus}};
+    write_result_file(command.json_path, document.dump(2) + "\n");
+    std::printf("results: %s\n", command.json_path.c_str());
+  }
+  if (interrupted()) return interrupted_exit_code();
+  return failures.empty() ? exit_passed : exit_failed;
+#endif
+}
+
+}  // namespace bitparity::reports

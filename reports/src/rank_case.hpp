@@ -1,0 +1,59 @@
+#pragma once
+// A failing row of a run over ranks, saved by `fuzz` to CORPUS/over-ranks/ (schema
+// bitparity.rank-case/1) and re-run by `replay`. Unlike an in-process case it does not carry its
+// inputs: every rank regenerates them from the row's seeds, so it reproduces on the build that
+// saved it (recorded in the file), and on a later build only while the generators draw the same.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace bitparity::reports {
+
+inline constexpr const char* kRankCaseSchema = "bitparity.rank-case/1";
+inline constexpr const char* kRankCaseFolder = "over-ranks";  // below the corpus folder
+
+struct RankCase {
+  std::string property, entry, target, dtype, layout;
+  int world_size = 0;
+  std::string implementation;          // what the ranks ran: cpu, cuda:N, mutant:NAME (a fault or a mutant)
+  std::vector<std::string> arguments;  // the `sharded` options that run the row alone (no --json)
+  std::string violation;               // the row's first wrong element when it was found
+  std::string build;                   // the bitparity that saved it
+  std::string target_text() const;    // "P6 8-bit step adam/bf16 zero-3 on 3 ranks"
+};
+
+// The case of a failing row of a `sharded --json` run over `world_size` ranks on `implementation`.
+RankCase rank_case_of_row(const nlohmann::json& row, int world_size, const std::string& implementation);
+
+struct SavedRankCase {
+  std::string file;
+  bool added = false;  // false: the same property, row and implementation were already saved
+};
+// Writes the case atomically to corpus/over-ranks/ under a name fingerprinted by its property,
+// row, world size and implementation; `found` (seed, round) goes into the file as is.
+SavedRankCase save_rank_case(const std::string& corpus, const RankCase& saved, const nlohmann::json& found);
+
+// Whether `file` is a rank case (its schema), without judging anything else in it.
+bool is_rank_case_file(const std::filesystem::path& file);
+// The rank cases of a corpus folder (its over-ranks/), none for a file or a folder without one.
+std::vector<std::filesystem::path> rank_case_files(const std::filesystem::path& path);
+// Reads and checks a rank case; throws UsageError naming the file and what is wrong in it.
+RankCase read_rank_case(const std::filesystem::path& file);
+
+// The `sharded` options of a case, run on `implementation` instead of its own (cpu, cuda:N,
+// mutant:NAME for a rank fault or an in-process mutant).
+std::vector<std::string> rank_case_arguments_on(const RankCase& saved, const std::string& implementation);
+
+struct RankReplay {
+  bool failed = false;    // its row failed again
+  std::string violation;  // that row's finding
+  std::string broken;     // the run did not give the row (it broke, or was stopped): why
+};
+// Runs the case again over its world size with `launcher`, its rows and output in `folder`.
+RankReplay replay_rank_case(const RankCase& saved, const std::string& implementation, const std::string& launcher,
+                            const std::string& folder, std::chrono::steady_clock::time_point deadline);
+
+}  // namespace bitparity::reports

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `bitparity fuzz` over the suites that run over ranks, through the real mpirun.
+#   fuzz_over_ranks.sh BITPARITY kills     a multi-rank fault is found, saved once to CORPUS/over-ranks and
+#                                          replayed: it kills its fault and holds on the cpu
+#   fuzz_over_ranks.sh BITPARITY holds     the real driver holds for a short budget; a second run resumes
+#                                          the round-robin where the first stopped
+#   fuzz_over_ranks.sh BITPARITY refusals  bad input over ranks: exit 2, one line, nothing run
+set -uo pipefail
+bitparity="$1"; mode="$2"
+work=$(mktemp -d)
+trap 'pkill -KILL -f "$work" 2>/dev/null; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+if [ "$mode" = kills ]; then
+  for run in 1 2; do  # the same seed and first round twice: the second finds the same row
+    "$bitparity" fuzz --implementation mutant:storage-nan-canonicalising-copy --budget 120s --seed 7 --first-visit 0 --stop-on-failure \
+      --corpus "$work/corpus" --json "$work/fuzz$run.json" >"$work/out$run.txt" 2>&1
+    code=$?
+    cat "$work/out$run.txt"
+    [ "$code" -eq 1 ] || fail "run $run: exit $code, expected 1 (a failure)"
+  done
+  python3 - "$work/fuzz1.json" "$work/fuzz2.json" <<'PY' || fail "the fault's failure is not saved once, as a case over ranks"
+import json, os, sys
+first, second = (json.load(open(p)) for p in sys.argv[1:])
+f = first["failures"][0]
+assert first["schema"] == "bitparity.fuzz/1" and first["over_ranks"]["worlds"] == [2, 3, 4, 5], first
+assert f["property"] == "P10" and f["implementation"] == "mutant:storage-nan-canonicalising-copy" and f["added"], f
+assert f["file"].endswith(".json") and "/over-ranks/" in f["file"] and os.path.exists(f["file"]), f
+case = json.load(open(f["file"]))
+assert case["schema"] == "bitparity.rank-case/1" and case["arguments"][0] == "sharded" and "--json" not in case["arguments"], case
+assert case["world_size"] == f["world_size"] and case["property"] == "P10", case
+# The same seed finds the same row again: stored once.
+g = second["failures"][0]
+assert g["file"] == f["file"] and not g["added"] and second["new_corpus_cases"] == 0, g
+assert len(os.listdir(os.path.dirname(f["file"]))) == 1, os.listdir(os.path.dirname(f["file"]))
+PY
+  "$bitparity" replay "$work/corpus" >"$work/replay.txt" 2>&1 || { cat "$work/replay.txt"; fail "replay on the fault: exit $?"; }
+  grep -q "1 kill their mutant, 0 unexpected" "$work/replay.txt" || { cat "$work/replay.txt"; fail "the saved case does not kill its fault"; }
+  "$bitparity" replay "$work/corpus" --implementation cpu >"$work/cpu.txt" 2>&1 || { cat "$work/cpu.txt"; fail "replay on the cpu: exit $?"; }
+  grep -q "1 hold, 0 kill their mutant, 0 unexpected" "$work/cpu.txt" || { cat "$work/cpu.txt"; fail "the saved case does not hold on the cpu"; }
+  # A mutant that alters only Lion cannot fail a storage case: the replay says it survives (exit 1).
+  "$bitparity" replay "$work/corpus" --implementation mutant:lion-update-with-beta2 >"$work/other.txt" 2>&1
+  code=$?
+  [ "$code" -eq 1 ] && grep -q "SURVIVES" "$work/other.txt" || { cat "$work/other.txt"; fail "a case that does not fail on a fault passed (exit $code)"; }
+  echo "fuzz over ranks kills: passed"
+  exit 0
+fi
+
+if [ "$mode" = holds ]; then
+  "$bitparity" fuzz --suite storage --suite resume --budget 12s --seed 3 --corpus "$work/corpus" --json "$work/a.json" \
+    --log-every 1 >"$work/a.txt" 2>"$work/a.err"
+  code=$?
+  cat "$work/a.txt" "$work/a.err"
+  [ "$code" -eq 0 ] || fail "exit $code on the real driver"
+  grep -q "^summary: .* rounds over ranks" "$work/a.txt" || fail "no summary"
+  grep -q "round .* on [2-5] ranks" "$work/a.err" || fail "no progress line"
+  next=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["next_round"])' "$work/corpus/fuzz-state-over-ranks.json")
+  [ "$next" -ge 2 ] || fail "the state says next round $next after 12 s"
+  python3 - "$work/a.json" <<'PY' || fail "the summary JSON does not count both properties"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["complete"] and not d["failures"], d
+assert set(d["properties"]) == {"P10", "P11"} and set(d["suites"]) == {"storage", "resume"}, d
+assert all(p["cases"] > 0 and p["visits"] > 0 for p in d["properties"].values()), d
+PY
+  "$bitparity" fuzz --suite storage --suite resume --visits 1 --budget 60s --seed 3 --corpus "$work/corpus" >"$work/b.txt" 2>&1 ||
+    { cat "$work/b.txt"; fail "second run: exit $?"; }
+  grep -q "first round $next," "$work/b.txt" || { cat "$work/b.txt"; fail "the second run did not resume at round $next"; }
+  echo "fuzz over ranks holds: passed"
+  exit 0
+fi
+
+refused() {  # EXPECTED-TEXT ARGS...: exit 2 and the last line says it
+  local expected="$1"; shift
+  "$@" >"$work/r.txt" 2>&1
+  local code=$?
+  [ "$code" -eq 2 ] && tail -n 1 "$work/r.txt" | grep -q "^error: .*$expected" || { cat "$work/r.txt"; fail "$* gave exit $code"; }
+}
+refused "suite quant runs in one process" "$bitparity" fuzz --suite sharded --suite quant --corpus "$work/c"
+refused "--jobs 2: each round over ranks" "$bitparity" fuzz --suite sharded --jobs 2 --corpus "$work/c"
+refused "--block-size: the suites over ranks" "$bitparity" fuzz --suite resume --block-size 64 --corpus "$work/c"
+refused "only a GPU\|on a GPU" "$bitparity" fuzz --implementation mutant:checkpoint-states-left-on-cpu --corpus "$work/c"
+refused "alters only what suite storage checks" "$bitparity" fuzz --suite sharded --implementation mutant:storage-nan-canonicalising-copy --corpus "$work/c"
+refused "needs mpirun: BITPARITY_MPIRUN=/nonexistent is not an executable" env BITPARITY_MPIRUN=/nonexistent "$bitparity" fuzz --suite storage --corpus "$work/c"
+refused "--budget 5x" "$bitparity" fuzz --suite storage --budget 5x --corpus "$work/c"
+[ ! -e "$work/c" ] || fail "a refused run made the corpus folder"
+mkdir -p "$work/bad/over-ranks"
+echo '{"schema": "bitparity.rank-case/1", "property": "P6"}' >"$work/bad/over-ranks/broken.json"
+refused "a rank case needs the text field \"entry\"" "$bitparity" replay "$work/bad"
+echo "fuzz over ranks refusals: passed"
