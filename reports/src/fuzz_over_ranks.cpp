@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "bitparity/fixtures/atomic_file.hpp"
 #include "bitparity/fixtures/implementation.hpp"
@@ -229,6 +230,20 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
   std::vector<nlohmann::json> failures;
   std::int64_t new_cases = 0, round = first_round;
   const std::string rows_file = folder->path() + "/rows.json", output = folder->path() + "/output.txt";
+  // The state after every round (atomically), so that a killed run resumes at the next one.
+  const nlohmann::json earlier_runs = state.value("runs", nlohmann::json::array());
+  bool state_warned = false;
+  const auto save_state = [&](std::int64_t next_round, double seconds) {
+    nlohmann::json runs = earlier_runs;
+    runs.push_back({{"seed", std::to_string(seed)}, {"first_round", first_round}, {"next_round", next_round}, {"cases", all.cases},
+                    {"failures", failures.size()}, {"seconds", seconds}, {"build", version_string()}});
+    try {
+      fixtures::write_file_atomically(state_path(command.corpus).string(),
+                                      nlohmann::json({{"schema", kStateSchema}, {"next_round", next_round}, {"runs", runs}}).dump(1) + "\n");
+    } catch (const fixtures::WriteFailure& error) {
+      if (!std::exchange(state_warned, true)) std::fprintf(stderr, "warning: the fuzz state was not saved: %s\n", error.what());
+    }
+  };
   const auto properties_count = static_cast<std::int64_t>(properties.size());
   std::set<std::string> failed_properties;
   for (;; ++round) {
@@ -291,6 +306,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
                           {"reproduction", "none saved: the run broke"},
                           {"rerun", rerun}});
     }
+    save_state(round + 1, elapsed());
     // As in the one-process fuzzer, a property that failed is not visited again in this run.
     if (failed_row || !rows.broken.empty()) failed_properties.insert(property);
     if (elapsed() - last_print >= (terminal ? 0.5 : command.log_every)) {
@@ -304,15 +320,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
   if (terminal && last_print > 0) std::fprintf(stderr, "\r\033[K");
   const double wall = elapsed();
 
-  nlohmann::json runs = state.value("runs", nlohmann::json::array());
-  runs.push_back({{"seed", std::to_string(seed)}, {"first_round", first_round}, {"next_round", round}, {"cases", all.cases},
-                  {"failures", failures.size()}, {"seconds", wall}, {"build", version_string()}});
-  try {
-    fixtures::write_file_atomically(state_path(command.corpus).string(),
-                                    nlohmann::json({{"schema", kStateSchema}, {"next_round", round}, {"runs", runs}}).dump(1) + "\n");
-  } catch (const fixtures::WriteFailure& error) {
-    std::fprintf(stderr, "warning: the fuzz state was not saved: %s\n", error.what());
-  }
+  save_state(round, wall);
 
   std::printf("\n%-9s %8s %10s %10s %12s\n", "property", "rounds", "cases", "seconds", "cases/s");
   for (const auto& [property, tally] : by_property) {
