@@ -19,7 +19,7 @@ namespace bitparity::reports {
 namespace {
 
 // The reaper reads its standard input to the end, then removes the folder named by its first
-// argument. posix_spawn, not fork: no copy of an MPI rank's address space, and no fork warning
+// argument. The pid returned is the shell that started it, which ends at once. posix_spawn, not fork: no copy of an MPI rank's address space, and no fork warning
 // from Open MPI transports that register memory.
 pid_t start_reaper(int read_end, const std::string& folder) {
   posix_spawn_file_actions_t actions;
@@ -32,7 +32,10 @@ pid_t start_reaper(int read_end, const std::string& folder) {
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);  // mpirun signals the rank's process group
-  std::string script = "cat >/dev/null; exec rm -rf -- \"$0\"";
+  // The shell starts the reaper in the background and ends, so that the reaper is nobody's
+  // descendant: a runner that kills a run's whole process tree (ctest at its timeout) leaves it to
+  // remove the folder. An asynchronous list reads /dev/null unless redirected: fd 3 carries the pipe.
+  std::string script = "exec 3<&0; (exec <&3 3<&-; cat >/dev/null; exec rm -rf -- \"$0\") & exit 0";
   std::string shell = "sh", dash_c = "-c", path = folder;
   char* argv[] = {shell.data(), dash_c.data(), script.data(), path.data(), nullptr};
   pid_t pid = -1;
