@@ -293,7 +293,8 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
     }
     if (failing_rows > 1) failures.back()["more_failing_rows"] = failing_rows - 1;
     const bool failed_row = failing_rows > 0;
-    if (!rows.broken.empty() || (!failed_row && run.exit_code != 0)) {
+    const bool broken_run = !rows.broken.empty() || (!failed_row && run.exit_code != 0);
+    if (broken_run) {
       // A run that breaks is a failure too (a rank crashed, hung or refused): nothing to save.
       failures.push_back({{"property", property},
                           {"target", "on " + std::to_string(world) + " ranks"},
@@ -308,7 +309,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
     }
     save_state(round + 1, elapsed());
     // As in the one-process fuzzer, a property that failed is not visited again in this run.
-    if (failed_row || !rows.broken.empty()) failed_properties.insert(property);
+    if (failed_row || broken_run) failed_properties.insert(property);
     if (elapsed() - last_print >= (terminal ? 0.5 : command.log_every)) {
       last_print = elapsed();
       std::fprintf(stderr, "%s%s / %s, round %lld (%s on %d ranks, %d cases per row), %lld cases, %.1f cases/s, %zu failures%s",
