@@ -23,6 +23,7 @@
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "fuzz_over_ranks.hpp"
+#include "fuzz_state.hpp"
 #include "fuzz_supervisor.hpp"
 
 namespace bitparity::reports {
@@ -61,22 +62,7 @@ double parse_budget(const std::string& text) {
 
 fs::path state_path(const std::string& corpus) { return fs::path(corpus) / "fuzz-state.json"; }
 
-// The state a run left (the round-robin position and the runs so far), or an empty object.
-nlohmann::json read_state(const std::string& corpus) {
-  const fs::path path = state_path(corpus);
-  std::error_code error;
-  if (!fs::exists(path, error)) return nlohmann::json::object();
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json state = nlohmann::json::parse(text.str(), nullptr, false);
-  if (state.is_discarded() || !state.is_object() || state.value("schema", "") != kStateSchema ||
-      !state.contains("next_visit") || !state.at("next_visit").is_number_unsigned()) {
-    throw UsageError(path.string() + " is not a fuzz state (" + kStateSchema +
-                     "); remove it to start the round-robin from the beginning");
-  }
-  return state;
-}
+nlohmann::json read_state(const std::string& corpus) { return read_fuzz_state(state_path(corpus), kStateSchema, "next_visit"); }
 
 void check_corpus(const std::string& corpus) {
   if (corpus.empty()) throw UsageError("--corpus is empty; give a folder for the saved cases");

@@ -25,6 +25,7 @@
 #include "bitparity/reports/progress.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
+#include "fuzz_state.hpp"
 #include "rank_case.hpp"
 #include "rank_mutants.hpp"
 #include "rank_runs.hpp"
@@ -155,21 +156,7 @@ nlohmann::json tally_json(const Tally& tally) {
 
 fs::path state_path(const std::string& corpus) { return fs::path(corpus) / "fuzz-state-over-ranks.json"; }
 
-nlohmann::json read_state(const std::string& corpus) {
-  const fs::path path = state_path(corpus);
-  std::error_code error;
-  if (!fs::exists(path, error)) return nlohmann::json::object();
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json state = nlohmann::json::parse(text.str(), nullptr, false);
-  if (state.is_discarded() || !state.is_object() || state.value("schema", "") != kStateSchema ||
-      !state.contains("next_round") || !state.at("next_round").is_number_unsigned()) {
-    throw UsageError(path.string() + " is not a fuzz state over ranks (" + kStateSchema +
-                     "); remove it to start the round-robin from the beginning");
-  }
-  return state;
-}
+nlohmann::json read_state(const std::string& corpus) { return read_fuzz_state(state_path(corpus), kStateSchema, "next_round"); }
 
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
