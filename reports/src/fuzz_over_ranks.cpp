@@ -190,8 +190,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
   try {
     folder = std::make_unique<TemporaryFolder>("bitparity-fuzz-over-ranks");
   } catch (const std::exception& error) {
-    throw UsageError(std::string("no temporary folder for bitparity-fuzz-over-ranks: ") + error.what() +
-                     "; set TMPDIR to a writable folder");
+    throw UsageError(error.what());  // it names the folder and the fix
   }
   prepare_corpus();
   const nlohmann::json state = read_state(command.corpus);

@@ -112,8 +112,7 @@ int run_replay_command(const ReplayCommand& command) {
     try {
       folder = std::make_unique<TemporaryFolder>("bitparity-replay-over-ranks");
     } catch (const std::exception& error) {
-      throw UsageError(std::string("no temporary folder for bitparity-replay-over-ranks: ") + error.what() +
-                       "; set TMPDIR to a writable folder");
+      throw UsageError(error.what());  // it names the folder and the fix
     }
   }
   if (rank_fault && !cases.empty()) {
