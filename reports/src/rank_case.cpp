@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "bitparity/fixtures/atomic_file.hpp"
+#include "bitparity/properties/case_tape.hpp"
+#include "bitparity/properties/saved_case.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/version.hpp"
 #include "rank_mutants.hpp"
@@ -120,17 +122,14 @@ bool is_rank_case_file(const fs::path& file) {
 }
 
 std::vector<fs::path> rank_case_files(const fs::path& path) {
-  std::vector<fs::path> files;
   std::error_code error;
   const fs::path folder = path / kRankCaseFolder;
-  if (!fs::is_directory(folder, error)) return files;
-  for (const auto& entry : fs::directory_iterator(folder, error)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && entry.path().extension() == ".json" && !name.starts_with(".")) files.push_back(entry.path());
+  if (!fs::is_directory(folder, error)) return {};
+  try {
+    return properties::corpus_case_files(folder);  // the same listing as the one-process cases
+  } catch (const properties::CaseFileError& listing) {
+    throw UsageError(listing.what());
   }
-  if (error) throw UsageError(folder.string() + ": cannot be listed (" + error.message() + ")");
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 RankCase read_rank_case(const fs::path& file) {
