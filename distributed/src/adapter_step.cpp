@@ -86,22 +86,31 @@ void check_trainable_unit(DType storage_dtype, DType grad_dtype) {
   }
 }
 
-AdapterStepResult step_unit_with_adapter(const StoredWeight& weight, StorageLayout layout, DType grad_dtype, std::uint64_t seed,
-                                         Communicator& communicator, fixtures::Implementation& implementation, StorageFault fault) {
-  check_trainable_unit(weight.storage_dtype, grad_dtype);
-  const DType dtype = weight.storage_dtype;  // the adapter's dtype: FSDP1 flattens one dtype
-  const std::int64_t size = dtype_storage_bytes(dtype, 1);
-  const int world = communicator.size();
+AdapterValues draw_adapter(std::uint64_t seed, DType storage_dtype, DType grad_dtype) {
   std::mt19937_64 random(seed ^ 0xA0761D6478BD642Full);
   const std::int64_t n = 1 + static_cast<std::int64_t>(random() % 300);
   std::normal_distribution<float> normal(0.0f, 0.05f);
   std::vector<float> adapter_values(static_cast<std::size_t>(n)), grad_values(static_cast<std::size_t>(n));
   for (auto& a : adapter_values) a = normal(random);
   for (auto& g : grad_values) g = normal(random);
-  fixtures::HostTensor adapter = fixtures::HostTensor::buffer(dtype, n);
+  fixtures::HostTensor adapter = fixtures::HostTensor::buffer(storage_dtype, n);
   fixtures::write_logical(adapter.view(), adapter_values);
   fixtures::HostTensor grad = fixtures::HostTensor::buffer(grad_dtype, n);
   fixtures::write_logical(grad.view(), grad_values);
+  return {fixtures::read_logical(adapter.view()), fixtures::read_logical(grad.view())};
+}
+
+AdapterStepResult step_unit_with_adapter(const StoredWeight& weight, StorageLayout layout, DType grad_dtype, const AdapterValues& values,
+                                         Communicator& communicator, fixtures::Implementation& implementation, StorageFault fault) {
+  check_trainable_unit(weight.storage_dtype, grad_dtype);
+  const DType dtype = weight.storage_dtype;  // the adapter's dtype: FSDP1 flattens one dtype
+  const std::int64_t size = dtype_storage_bytes(dtype, 1);
+  const int world = communicator.size();
+  const std::int64_t n = static_cast<std::int64_t>(values.adapter.size());
+  fixtures::HostTensor adapter = fixtures::HostTensor::buffer(dtype, n);
+  fixtures::write_logical(adapter.view(), values.adapter);
+  fixtures::HostTensor grad = fixtures::HostTensor::buffer(grad_dtype, n);
+  fixtures::write_logical(grad.view(), values.grad);
   const std::vector<float> grad_rounded = fixtures::read_logical(grad.view());  // as the reduce-scatter delivers it
 
   AdapterStepResult result;

@@ -113,7 +113,7 @@ GroupShardState ShardedOptimizer::make_group(const GroupConfig& group, const Sta
   for (const Piece& piece : shard.shards.of_rank(rank)) {
     std::int64_t numel = 0;
     for (const auto& p : group.parameters) numel = p.id == piece.parameter_id ? p.numel : numel;
-    const std::vector<float> initial = initial_parameter(config_.seed, piece.parameter_id, numel, group.param_dtype);
+    const std::vector<float> initial = initial_parameter(config_.recorded.get(), config_.seed, piece.parameter_id, numel, group.param_dtype);
     for (std::int64_t j = 0; j < piece.length; ++j) {
       values[static_cast<std::size_t>(piece.shard_offset + j)] = initial[static_cast<std::size_t>(piece.parameter_offset + j)];
     }
@@ -321,7 +321,7 @@ void ShardedOptimizer::reduce_gradients(std::int64_t step) {
   for (int m = rank; m < config_.microbatches; m += world) {
     for (std::size_t arrival = 0; arrival < registered.size(); ++arrival) {
       const Registered& r = registered[registered.size() - 1 - arrival];
-      const auto values = microbatch_gradient(config_.seed, step, m, r.id, r.numel, config_.groups[r.group].grad_dtype);
+      const auto values = microbatch_gradient(config_.recorded.get(), config_.seed, step, m, r.id, r.numel, config_.groups[r.group].grad_dtype);
       StoredGradient& stored = store[stored_key(arrival, r)];
       if (stored.exact.size() < values.size()) {
         stored.exact.resize(values.size());

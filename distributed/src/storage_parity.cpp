@@ -112,11 +112,20 @@ void compare_storage(const std::vector<std::uint8_t>& original, const std::vecto
 
 }  // namespace
 
-StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed, Communicator& communicator,
-                                fixtures::Implementation& implementation, StorageFault fault) {
+StorageCase draw_storage_case(const StorageTarget& target, std::uint64_t seed, int world, fixtures::Implementation& implementation) {
   check_compute_dtype(target.compute_dtype);
   if (target.grad_dtype) check_trainable_unit(target.storage_dtype, *target.grad_dtype);
-  const StoredWeight original = draw_weight(target, seed, communicator.size(), implementation);
+  StorageCase drawn{target, draw_weight(target, seed, world, implementation), {}};
+  if (target.grad_dtype) drawn.adapter = draw_adapter(seed, target.storage_dtype, *target.grad_dtype);
+  return drawn;
+}
+
+StorageTally run_storage_parity(const StorageCase& storage_case, Communicator& communicator, fixtures::Implementation& implementation,
+                                StorageFault fault) {
+  const StorageTarget& target = storage_case.target;
+  check_compute_dtype(target.compute_dtype);
+  if (target.grad_dtype) check_trainable_unit(target.storage_dtype, *target.grad_dtype);
+  const StoredWeight& original = storage_case.weight;
   const StoredWeight regathered = shard_and_regather(original, target.layout, communicator, fault);
   StorageTally tally;
   const int rank = communicator.rank();
@@ -142,7 +151,8 @@ StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed,
   }
   if (target.grad_dtype) {
     set_activity("a training step of the unit's adapter");
-    const AdapterStepResult step = step_unit_with_adapter(original, target.layout, *target.grad_dtype, seed, communicator, implementation, fault);
+    const AdapterStepResult step = step_unit_with_adapter(original, target.layout, *target.grad_dtype, storage_case.adapter, communicator,
+                                                          implementation, fault);
     const std::string unit = shape + ", adapter of " + std::to_string(step.adapter_numel) + " with " + dtype_name(*target.grad_dtype) + " gradients";
     compare_storage(original.storage, step.storage, "the adapter's step", rank, unit, tally);
     const std::size_t size = static_cast<std::size_t>(dtype_storage_bytes(original.storage_dtype, 1));

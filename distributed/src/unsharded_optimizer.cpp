@@ -17,7 +17,7 @@ UnshardedOptimizer::UnshardedOptimizer(const ShardedConfig& config) : config_(co
       p.group = g;
       p.param = fixtures::HostTensor::buffer(config.groups[g].param_dtype, spec.numel);
       p.grad = fixtures::HostTensor::buffer(config.groups[g].grad_dtype, spec.numel);
-      fixtures::write_logical(p.param.view(), initial_parameter(config.seed, spec.id, spec.numel, config.groups[g].param_dtype));
+      fixtures::write_logical(p.param.view(), initial_parameter(config.recorded.get(), config.seed, spec.id, spec.numel, config.groups[g].param_dtype));
       p.state = std::make_unique<OptimizerState>(config.kind, spec.numel, Device::cpu(),
                                                  StateOptions{config.eight_bit, config.blocksize, 0, config.maps});
       parameters_.push_back(std::move(p));
@@ -43,7 +43,7 @@ void UnshardedOptimizer::step(std::int64_t step) {
     const DType dtype = config_.groups[p.group].grad_dtype;
     std::vector<ExactFloatSum> sums(static_cast<std::size_t>(p.spec.numel));
     for (int m = 0; m < config_.microbatches; ++m) {
-      const auto values = microbatch_gradient(config_.seed, step, m, p.spec.id, p.spec.numel, dtype);
+      const auto values = microbatch_gradient(config_.recorded.get(), config_.seed, step, m, p.spec.id, p.spec.numel, dtype);
       for (std::size_t i = 0; i < values.size(); ++i) sums[i].add(values[i]);
     }
     std::vector<float> reduced(sums.size());

@@ -1,7 +1,9 @@
 #include "bitparity/distributed/value_source.hpp"
 
 #include <cmath>
+#include <string>
 
+#include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/philox.hpp"
 #include "bitparity/properties/generators.hpp"
 
@@ -45,6 +47,37 @@ std::vector<float> microbatch_gradient(std::uint64_t seed, std::int64_t step, in
     values[static_cast<std::size_t>(skip.v[1] % static_cast<std::uint64_t>(numel))] = INFINITY;
   }
   return values;
+}
+
+namespace {
+
+const std::vector<float>& recorded_values(const std::vector<float>* found, const std::string& what, std::int64_t numel) {
+  if (found == nullptr) throw Error(ErrorCode::invalid_argument, "the saved case holds no " + what + "; save it again with bitparity fuzz");
+  if (static_cast<std::int64_t>(found->size()) != numel) {
+    throw Error(ErrorCode::invalid_argument, "the saved case holds " + std::to_string(found->size()) + " values of " + what + ", not " +
+                                                 std::to_string(numel) + "; save it again with bitparity fuzz");
+  }
+  return *found;
+}
+
+}  // namespace
+
+std::vector<float> initial_parameter(const RecordedValues* recorded, std::uint64_t seed, std::uint64_t parameter_id,
+                                     std::int64_t numel, DType dtype) {
+  if (recorded == nullptr) return initial_parameter(seed, parameter_id, numel, dtype);
+  const auto found = recorded->initial.find(parameter_id);
+  return recorded_values(found == recorded->initial.end() ? nullptr : &found->second,
+                         "initial value of parameter " + std::to_string(parameter_id), numel);
+}
+
+std::vector<float> microbatch_gradient(const RecordedValues* recorded, std::uint64_t seed, std::int64_t step, int microbatch,
+                                       std::uint64_t parameter_id, std::int64_t numel, DType dtype) {
+  if (recorded == nullptr) return microbatch_gradient(seed, step, microbatch, parameter_id, numel, dtype);
+  const auto found = recorded->gradients.find({step, microbatch, parameter_id});
+  return recorded_values(found == recorded->gradients.end() ? nullptr : &found->second,
+                         "gradient of parameter " + std::to_string(parameter_id) + " at step " + std::to_string(step) + ", microbatch " +
+                             std::to_string(microbatch),
+                         numel);
 }
 
 }  // namespace bitparity::distributed

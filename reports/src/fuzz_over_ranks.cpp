@@ -27,6 +27,7 @@
 #include "bitparity/reports/version.hpp"
 #include "fuzz_state.hpp"
 #include "rank_case.hpp"
+#include "rank_case_shrink.hpp"
 #include "rank_mutants.hpp"
 #include "rank_runs.hpp"
 #include "temporary_folder.hpp"
@@ -43,6 +44,8 @@ namespace {
 constexpr const char* kStateSchema = "bitparity.fuzz-over-ranks-state/1";
 constexpr int kWorlds[] = {2, 3, 4, 5};  // uneven shards, a middle rank, and more ranks than cores
 constexpr int kMostCases = 8;          // cases per row in a round, reached after eight turns of the worlds
+constexpr int kShrinkRuns = 100;       // runs over ranks to shrink one failing case with inputs
+constexpr double kShrinkSeconds = 30;  // and at most this long (past the budget, if need be)
 
 struct Selection {
   ShardedCommand sharded;              // properties, targets, dtypes, maps, implementation, mutant
@@ -164,6 +167,26 @@ std::string joined(const std::vector<std::string>& items) {
   return text;
 }
 
+// "shrunk from 4 ranks, 3 steps, 7 parameters, 1520 elements to 2 ranks, 1 step, 1 parameter, 1 element in 31 runs".
+std::string shrinking_text(const nlohmann::json& shrinking) {
+  if (shrinking.contains("not_shrunk")) return "not shrunk, saved to regenerate from its seeds: " + shrinking.value("not_shrunk", "");
+  const auto size = [](const nlohmann::json& s) {
+    const auto count = [&s](const char* key, const char* one, const char* many) {
+      const std::int64_t n = s.value(key, std::int64_t{0});
+      return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    if (s.contains("storage_elements")) {
+      return count("world_size", "rank", "ranks") + ", " + count("storage_elements", "storage element", "storage elements") + ", " +
+             count("columns", "column", "columns") + ", " + count("adapter_elements", "adapter element", "adapter elements");
+    }
+    return count("world_size", "rank", "ranks") + ", " + count("steps", "step", "steps") + ", " +
+           count("microbatches", "microbatch", "microbatches") + ", " + count("parameters", "parameter", "parameters") + ", " +
+           count("elements", "element", "elements");
+  };
+  return "shrunk from " + size(shrinking.value("from", nlohmann::json::object())) + " to " + size(shrinking.value("to", nlohmann::json::object())) +
+         " in " + std::to_string(shrinking.value("runs", 0)) + " runs over ranks" + (shrinking.value("complete", false) ? "" : " (allowance ended)");
+}
+
 }  // namespace
 
 bool fuzzes_over_ranks(const FuzzCommand& command) {
@@ -261,13 +284,22 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
       tally.cases += row_cases, all.cases += row_cases;
       tally.elements += row_elements, all.elements += row_elements;
       if (row.value("wrong_elements", std::int64_t{0}) == 0 || failing_rows++ > 0) continue;
-      const RankCase saved = rank_case_of_row(row, world, selection.implementation);
+      RankCase saved = rank_case_of_row(row, world, selection.implementation);
       nlohmann::json failure = {{"property", saved.property},        {"target", saved.target_text().substr(saved.property.size() + 1)},
                                 {"implementation", saved.implementation}, {"violation", saved.violation},
                                 {"visit", round},                      {"world_size", world},
-                                {"reproduction", "regenerated from the row's seeds (same build)"},
                                 {"rerun", rerun}};
       try {
+        if (saved.carries_inputs()) {
+          std::fprintf(stderr, "%sshrinking the failing %s case (at most %d runs over ranks, %.0f s)%s", terminal ? "\r\033[K" : "",
+                       saved.property.c_str(), kShrinkRuns, kShrinkSeconds, terminal ? "" : "\n");
+          const auto shrink_deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                              std::chrono::duration<double>(kShrinkSeconds));
+          saved = shrink_rank_case(saved, launcher, folder->path(), {kShrinkRuns, shrink_deadline});
+          failure["violation"] = saved.violation;
+          failure["shrinking"] = saved.shrinking;
+        }
+        failure["reproduction"] = saved.carries_inputs() ? "its inputs, recorded and shrunk: no generator" : "regenerated from the row's seeds (same build)";
         const SavedRankCase file = save_rank_case(command.corpus, saved, {{"seed", std::to_string(seed)}, {"round", round}});
         failure["file"] = file.file;
         failure["added"] = file.added;
@@ -321,6 +353,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
     if (failure.contains("more_failing_rows")) {
       std::printf("  and %lld more rows of that round failed (not saved)\n", static_cast<long long>(failure.value("more_failing_rows", 0)));
     }
+    if (failure.contains("shrinking")) std::printf("  %s\n", shrinking_text(failure.at("shrinking")).c_str());
     if (failure.contains("file")) {
       std::printf("  saved: %s%s\n  replay: %s replay %s\n", failure.value("file", "").c_str(),
                   failure.value("added", false) ? "" : " (already in the corpus)", program_name().c_str(), failure.value("file", "").c_str());

@@ -7,12 +7,19 @@
 #include <sstream>
 
 #include "bitparity/fixtures/atomic_file.hpp"
+#include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/saved_case.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/version.hpp"
 #include "rank_mutants.hpp"
 #include "rank_runs.hpp"
+#if BITPARITY_HAS_MPI
+#include "bitparity/distributed/shard_plan.hpp"
+#include "bitparity/distributed/sharded_case.hpp"
+#include "bitparity/distributed/storage_case.hpp"
+#endif
 
 namespace bitparity::reports {
 
@@ -29,10 +36,23 @@ std::string file_name_part(std::string text) {
 
 // FNV-1a of what makes two saved cases the same: the property, the row, the world and the
 // implementation (the seeds that found it are not: the same failing row is stored once).
+// The case's inputs as data (null without).
+nlohmann::json encoded_inputs(const RankCase& saved) {
+#if BITPARITY_HAS_MPI
+  if (saved.inputs) return distributed::encode_sharded_case(*saved.inputs);
+  if (saved.storage_inputs) return distributed::encode_storage_case(*saved.storage_inputs);
+#else
+  (void)saved;
+#endif
+  return nullptr;
+}
+
+// With inputs, the (shrunk) case is part of it: the same minimal counterexample is stored once.
 std::string fingerprint(const RankCase& saved) {
   std::uint64_t hash = 0xCBF29CE484222325ull;
+  const std::string inputs = saved.carries_inputs() ? encoded_inputs(saved).dump() : "";
   for (const std::string& part : {saved.property, saved.entry, saved.target, saved.dtype, saved.layout,
-                                  std::to_string(saved.world_size), saved.implementation}) {
+                                  std::to_string(saved.world_size), saved.implementation, inputs}) {
     for (char c : part + "\x1f") hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
   }
   char text[17];
@@ -54,6 +74,68 @@ std::string text_field(const nlohmann::json& document, const char* name, const f
   }
   return document.at(name).get<std::string>();
 }
+
+// The options of a row's replay that a case with inputs keeps: what runs it, not what selects it.
+std::vector<std::string> implementation_options(const std::vector<std::string>& arguments) {
+  std::vector<std::string> kept = {"sharded"};
+  for (std::size_t i = 1; i + 1 < arguments.size(); ++i) {
+    const std::string& word = arguments[i];
+    if (word == "--implementation" || word == "--mutant" || word == "--rank-implementation" || word == "--communicator" ||
+        word == "--map" || word == "--resume-implementation") {
+      kept.insert(kept.end(), {word, arguments[i + 1]});
+      ++i;
+    }
+  }
+  return kept;
+}
+
+#if BITPARITY_HAS_MPI
+// The failing case of a P6 or P11 row drawn again from its seed, as `sharded` drew it.
+std::shared_ptr<const distributed::ShardedCase> drawn_case(const nlohmann::json& row, int world_size) {
+  const std::string property = row.value("property", "");
+  if ((property != "P6" && property != "P11") || !row.contains("failing_case")) return nullptr;
+  const nlohmann::json& failing = row.at("failing_case");
+  auto drawn = std::make_shared<distributed::ShardedCase>();
+  const bool eight_bit = row.at("entry").get<std::string>() == "8-bit step";
+  drawn->config = distributed::draw_sharded_config(parse_optimizer(row.at("target").get<std::string>()), eight_bit,
+                                                   parse_dtype(row.at("dtype").get<std::string>()),
+                                                   distributed::parse_layout(row.at("layout").get<std::string>()),
+                                                   std::stoull(failing.at("seed").get<std::string>()), world_size);
+  drawn->steps = row.at("steps").get<int>();
+  if (property == "P11") {
+    const nlohmann::json& r = failing.at("resume");
+    drawn->resume = distributed::ResumeCase{r.at("save_world").get<int>(), r.at("load_world").get<int>(), r.at("steps_before").get<int>(),
+                                            r.at("steps_after").get<int>()};
+  }
+  drawn->config.recorded = std::make_shared<const distributed::RecordedValues>(distributed::record_values(*drawn));
+  return drawn;
+}
+
+// "nf4@f16+grad bf16", as the P10 rows name their target.
+std::string storage_target_text(const distributed::StorageTarget& target) {
+  return std::string(quant_format_info(target.format).name) + "@" + dtype_name(target.storage_dtype) +
+         (target.grad_dtype ? std::string("+grad ") + dtype_name(*target.grad_dtype) : "");
+}
+
+// The failing case of a P10 row drawn again from its seed on the rows' implementation (the weight is
+// quantized by it; a fault of the driver runs on the cpu).
+std::shared_ptr<const distributed::StorageCase> drawn_storage_case(const nlohmann::json& row, int world_size, const std::string& implementation) {
+  if (row.value("property", "") != "P10" || !row.contains("failing_case")) return nullptr;
+  const std::string target = row.at("target").get<std::string>();
+  distributed::StorageTarget drawn_target;
+  drawn_target.format = parse_quant_format(target.substr(0, target.find('@')));
+  drawn_target.storage_dtype = parse_dtype(row.at("storage").get<std::string>());
+  drawn_target.compute_dtype = parse_dtype(row.at("dtype").get<std::string>());
+  for (auto layout : distributed::kStorageLayouts) {
+    if (distributed::storage_layout_name(layout) == row.at("layout").get<std::string>()) drawn_target.layout = layout;
+  }
+  if (row.at("grad_dtype").get<std::string>() != "none") drawn_target.grad_dtype = parse_dtype(row.at("grad_dtype").get<std::string>());
+  const bool fault = implementation.starts_with("mutant:") && find_rank_mutant(implementation.substr(7)) != nullptr;
+  const auto quantizer = fixtures::make_implementation(fault ? std::string("cpu") : implementation);
+  return std::make_shared<const distributed::StorageCase>(distributed::draw_storage_case(
+      drawn_target, std::stoull(row.at("failing_case").at("seed").get<std::string>()), world_size, *quantizer));
+}
+#endif
 
 bool row_matches(const nlohmann::json& row, const RankCase& saved) {
   return row.value("property", "") == saved.property && row.value("entry", "") == saved.entry &&
@@ -78,19 +160,16 @@ RankCase rank_case_of_row(const nlohmann::json& row, int world_size, const std::
   saved.arguments = row.at("replay_arguments").get<std::vector<std::string>>();
   saved.violation = row.value("counterexample", std::string());
   saved.build = version_string();
+#if BITPARITY_HAS_MPI
+  saved.inputs = drawn_case(row, world_size);
+  saved.storage_inputs = drawn_storage_case(row, world_size, implementation);
+#endif
+  if (saved.carries_inputs()) saved.arguments = implementation_options(saved.arguments);
   return saved;
 }
 
-SavedRankCase save_rank_case(const std::string& corpus, const RankCase& saved, const nlohmann::json& found) {
-  const fs::path folder = fs::path(corpus) / kRankCaseFolder;
-  fs::create_directories(folder);
-  const std::string name = file_name_part(saved.property + "-" + saved.entry + "-" + saved.target + "-" + saved.dtype + "-" +
-                                          saved.layout + "-W" + std::to_string(saved.world_size) + "-" + saved.implementation) +
-                           "-" + fingerprint(saved) + ".json";
-  SavedRankCase result{(folder / name).string(), false};
-  std::error_code error;
-  if (fs::exists(result.file, error)) return result;
-  const nlohmann::json document = {
+nlohmann::json rank_case_document(const RankCase& saved, const nlohmann::json& found) {
+  nlohmann::json document = {
       {"schema", kRankCaseSchema},
       {"property", saved.property},
       {"entry", saved.entry},
@@ -102,10 +181,26 @@ SavedRankCase save_rank_case(const std::string& corpus, const RankCase& saved, c
       {"arguments", saved.arguments},
       {"violation", saved.violation},
       {"build", saved.build},
-      {"reproduction", "every rank regenerates the inputs from the row's seeds: the build above reproduces it; a later "
-                       "build does while its generators draw the same"},
-      {"found", found}};
-  fixtures::write_file_atomically(result.file, document.dump(2) + "\n");
+      {"reproduction", saved.carries_inputs() ? "the inputs below, without the generator: mpirun -np " + std::to_string(saved.world_size) +
+                                          " bitparity sharded --case THIS-FILE (bitparity replay does it)"
+                                    : "every rank regenerates the inputs from the row's seeds: the build above reproduces it; a "
+                                      "later build does while its generators draw the same"}};
+  if (!found.is_null()) document["found"] = found;
+  if (!saved.shrinking.is_null()) document["shrinking"] = saved.shrinking;
+  if (saved.carries_inputs()) document["case"] = encoded_inputs(saved);
+  return document;
+}
+
+SavedRankCase save_rank_case(const std::string& corpus, const RankCase& saved, const nlohmann::json& found) {
+  const fs::path folder = fs::path(corpus) / kRankCaseFolder;
+  fs::create_directories(folder);
+  const std::string name = file_name_part(saved.property + "-" + saved.entry + "-" + saved.target + "-" + saved.dtype + "-" +
+                                          saved.layout + "-W" + std::to_string(saved.world_size) + "-" + saved.implementation) +
+                           "-" + fingerprint(saved) + ".json";
+  SavedRankCase result{(folder / name).string(), false};
+  std::error_code error;
+  if (fs::exists(result.file, error)) return result;
+  fixtures::write_file_atomically(result.file, rank_case_document(saved, found).dump(1) + "\n");
   result.added = true;
   return result;
 }
@@ -115,7 +210,8 @@ bool is_rank_case_file(const fs::path& file) {
   if (!fs::is_regular_file(file, error)) return false;
   try {
     const nlohmann::json document = parsed_file(file);
-    return document.is_object() && document.value("schema", "") == kRankCaseSchema;
+    return document.is_object() &&
+           (document.value("schema", "") == kRankCaseSchema || document.value("schema", "") == kSeededRankCaseSchema);
   } catch (const std::exception&) {
     return false;
   }
@@ -134,10 +230,12 @@ std::vector<fs::path> rank_case_files(const fs::path& path) {
 
 RankCase read_rank_case(const fs::path& file) {
   const nlohmann::json document = parsed_file(file);
-  if (!document.is_object() || document.value("schema", "") != kRankCaseSchema) {
+  const std::string schema = document.is_object() ? document.value("schema", "") : "";
+  if (schema != kRankCaseSchema && schema != kSeededRankCaseSchema) {
     throw UsageError(file.string() + ": not a rank case (" + kRankCaseSchema + ")");
   }
   RankCase saved;
+  saved.file = file.string();
   saved.property = text_field(document, "property", file);
   saved.entry = text_field(document, "entry", file);
   saved.target = text_field(document, "target", file);
@@ -160,6 +258,34 @@ RankCase read_rank_case(const fs::path& file) {
   if (std::find(saved.arguments.begin(), saved.arguments.end(), "--json") != saved.arguments.end()) {
     throw UsageError(file.string() + ": \"arguments\" must not name --json (replay chooses where the rows go)");
   }
+#if BITPARITY_HAS_MPI
+  if (document.contains("case")) {
+    if (schema == kSeededRankCaseSchema) throw UsageError(file.string() + ": a " + kSeededRankCaseSchema + " file holds no \"case\"");
+    std::string property, entry, target, dtype, layout;  // the row the case is
+    try {
+      if (saved.property == "P10") {
+        saved.storage_inputs = std::make_shared<const distributed::StorageCase>(distributed::decode_storage_case(document.at("case")));
+        const distributed::StorageTarget& t = saved.storage_inputs->target;
+        property = "P10", entry = "storage", target = storage_target_text(t), dtype = dtype_name(t.compute_dtype);
+        layout = distributed::storage_layout_name(t.layout);
+      } else {
+        saved.inputs = std::make_shared<const distributed::ShardedCase>(distributed::decode_sharded_case(document.at("case")));
+        const distributed::ShardedConfig& config = saved.inputs->config;
+        property = saved.inputs->resume ? "P11" : "P6", entry = config.eight_bit ? "8-bit step" : "fp32 step";
+        target = optimizer_info(config.kind).name, dtype = dtype_name(config.groups.front().param_dtype);
+        layout = distributed::layout_name(config.layout);
+      }
+    } catch (const properties::CaseFileError& error) {
+      throw UsageError(file.string() + ": case: " + error.what() + "; fix it or save the case again with bitparity fuzz");
+    }
+    if (property != saved.property || entry != saved.entry || target != saved.target || dtype != saved.dtype || layout != saved.layout) {
+      throw UsageError(file.string() + ": the case is a " + property + " " + entry + " " + target + "/" + dtype + " " + layout +
+                       " case, but the file says " + saved.property + " " + saved.entry + " " + saved.target + "/" + saved.dtype + " " +
+                       saved.layout + "; fix one of them");
+    }
+  }
+#endif
+  if (document.contains("shrinking")) saved.shrinking = document.at("shrinking");
   return saved;
 }
 
@@ -186,6 +312,7 @@ RankReplay replay_rank_case(const RankCase& saved, const std::string& implementa
                             const std::string& folder, std::chrono::steady_clock::time_point deadline) {
   const std::string rows_file = folder + "/rows.json", output = folder + "/output.txt";
   std::vector<std::string> args = rank_case_arguments_on(saved, implementation);
+  if (saved.carries_inputs()) args.insert(args.end(), {"--case", saved.file});
   args.insert(args.end(), {"--json", rows_file});
   fs::remove(rows_file);
   RankReplay replay;

@@ -1,18 +1,27 @@
 #pragma once
 // A failing row of a run over ranks, saved by `fuzz` to CORPUS/over-ranks/ (schema
-// bitparity.rank-case/1) and re-run by `replay`. Unlike an in-process case it does not carry its
-// inputs: every rank regenerates them from the row's seeds, so it reproduces on the build that
-// saved it (recorded in the file), and on a later build only while the generators draw the same.
+// bitparity.rank-case/2) and re-run by `replay`. A P6, P10 or P11 case carries its inputs ("case":
+// groups, steps, worlds and every value as "hexfloat bits"; P10: the stored weight's bits and its
+// adapter), shrunk by `fuzz`, and runs through `sharded --case FILE` without the generator. P2r
+// rows, and schema /1 files, regenerate their inputs from the row's seeds: they reproduce on the build that saved them
+// (recorded in the file), and on a later build only while the generators draw the same.
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+namespace bitparity::distributed {
+struct ShardedCase;  // sharded_case.hpp: P6, P11
+struct StorageCase;  // storage_parity.hpp, storage_case.hpp: P10
+}  // namespace bitparity::distributed
+
 namespace bitparity::reports {
 
-inline constexpr const char* kRankCaseSchema = "bitparity.rank-case/1";
+inline constexpr const char* kRankCaseSchema = "bitparity.rank-case/2";
+inline constexpr const char* kSeededRankCaseSchema = "bitparity.rank-case/1";  // read: no inputs
 inline constexpr const char* kRankCaseFolder = "over-ranks";  // below the corpus folder
 
 struct RankCase {
@@ -22,11 +31,20 @@ struct RankCase {
   std::vector<std::string> arguments;  // the `sharded` options that run the row alone (no --json)
   std::string violation;               // the row's first wrong element when it was found
   std::string build;                   // the bitparity that saved it
+  std::shared_ptr<const distributed::ShardedCase> inputs;          // P6, P11: the case as data
+  std::shared_ptr<const distributed::StorageCase> storage_inputs;  // P10: the case as data
+  bool carries_inputs() const { return inputs || storage_inputs; }  // else every rank regenerates them from seeds
+  nlohmann::json shrinking;            // how fuzz shrank it (null: not shrunk)
+  std::string file;                    // where it was read from or written (sharded --case reads it)
   std::string target_text() const;    // "P6 8-bit step adam/bf16 zero-3 on 3 ranks"
 };
 
 // The case of a failing row of a `sharded --json` run over `world_size` ranks on `implementation`.
+// A P6, P10 or P11 row's failing case is drawn again here, from its seed, as data.
 RankCase rank_case_of_row(const nlohmann::json& row, int world_size, const std::string& implementation);
+
+// The file's document (`found`: seed and round that found it, or null).
+nlohmann::json rank_case_document(const RankCase& saved, const nlohmann::json& found);
 
 struct SavedRankCase {
   std::string file;
@@ -52,7 +70,8 @@ struct RankReplay {
   std::string violation;  // that row's finding
   std::string broken;     // the run did not give the row (it broke, or was stopped): why
 };
-// Runs the case again over its world size with `launcher`, its rows and output in `folder`.
+// Runs the case again over its world size with `launcher`, its rows and output in `folder`; a case
+// with inputs runs from its file.
 RankReplay replay_rank_case(const RankCase& saved, const std::string& implementation, const std::string& launcher,
                             const std::string& folder, std::chrono::steady_clock::time_point deadline);
 

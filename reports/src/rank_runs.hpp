@@ -22,7 +22,8 @@ struct RankRun {
 // `launcher -np world <this program> sharded_arguments...`, its output (both streams) in `output`,
 // in a process group of its own; stopped with SIGTERM (then SIGKILL) to that group at `deadline`
 // or on SIGINT/SIGTERM. Open MPI's oversubscribe and run-as-root variables are set where the
-// caller has not set them.
+// caller has not set them. The ranks end with 0 when their rows hold findings (--findings-exit-zero):
+// the caller reads the rows, and mpirun takes two seconds longer to end a job whose ranks returned 1.
 RankRun run_over_ranks(const std::string& launcher, int world, const std::vector<std::string>& sharded_arguments,
                        const std::string& output, std::chrono::steady_clock::time_point deadline);
 

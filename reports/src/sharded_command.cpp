@@ -15,6 +15,11 @@
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/result_file.hpp"
+#include "rank_case.hpp"
+#if BITPARITY_HAS_MPI
+#include "bitparity/distributed/sharded_case.hpp"
+#include "bitparity/distributed/storage_case.hpp"
+#endif
 #if BITPARITY_HAS_MPI
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/distributed/communicators.hpp"
@@ -49,9 +54,16 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_option("--communicator", command.communicator,
                       "mpi (exact user-defined reductions, default), mpi-integer-sum (NCCL's integer-sum reduction over "
                       "MPI) or nccl (one GPU per rank: every rank runs cuda:N on its own GPU)");
-  sharded->add_option("--steps", command.steps, "optimizer steps per P6 case, and after resuming per P11 case (default 3)")->check(integer_in(1, 1000));
+  sharded->add_option("--steps", command.steps, "optimizer steps per P6 case, and after resuming per P11 case (default 3)")
+      ->check(integer_in(1, 1000))
+      ->each([&command](const std::string&) { command.steps_given = true; });
   sharded->add_option("--cases", command.cases, "random cases per row (default 1)")->check(integer_in(1, 100000));
-  sharded->add_option("--seed", command.seed, "run seed (default 1)")->check(seed_value());
+  sharded->add_option("--seed", command.seed, "run seed (default 1)")
+      ->check(seed_value())
+      ->each([&command](const std::string&) { command.seed_given = true; });
+  sharded->add_option("--case", command.case_file,
+                      "a saved rank case (CORPUS/over-ranks/*.json, from bitparity fuzz): run its one P6 or P11 row on the "
+                      "groups, steps, worlds and values it holds, instead of drawn cases");
   sharded->add_option("--mutant", command.mutant,
                       "run with a driver fault (sharded-*), a storage fault (storage-*) or a checkpoint fault (checkpoint-*; "
                       "`bitparity list`): exit 0 when killed");
@@ -73,6 +85,9 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_option("--elements", command.elements, "--benchmark: parameter elements per row (default 2^20)")
       ->check(integer_in(1, std::int64_t{1} << 30));
   sharded->add_option("--inject-failure", command.inject_failure, "test hook RANK:HOW:STEP (HOW: throw, abort, hang, kill)")
+      ->group("");
+  sharded->add_flag("--findings-exit-zero", command.findings_exit_zero,
+                    "exit 0 when the rows hold findings (for callers that read --json: fuzz, replay, mutants)")
       ->group("");
 }
 
@@ -200,6 +215,35 @@ void check_temporary_folder() {
   }
 }
 
+// A saved case holds its row, steps and worlds: options that would choose others are refused.
+void check_options_beside_case(const ShardedCommand& command) {
+  const std::pair<bool, const char*> chosen_elsewhere[] = {
+      {!command.properties.empty(), "--property"}, {!command.optimizers.empty(), "--optimizer"},
+      {!command.formats.empty(), "--format"},     {!command.dtypes.empty(), "--dtype"},
+      {!command.layouts.empty(), "--layout"},     {!command.storages.empty(), "--storage"},
+      {!command.grad_dtypes.empty(), "--grad-dtype"}, {!command.state_bits.empty(), "--states"},
+      {command.steps_given, "--steps"},           {command.seed_given, "--seed"},
+      {command.cases != 1, "--cases"},            {command.all_world_pairs, "--all-world-pairs"},
+      {command.benchmark, "--benchmark"}};
+  for (const auto& [given, option] : chosen_elsewhere) {
+    if (given) throw UsageError(std::string("--case holds its row, steps, worlds and values; drop ") + option);
+  }
+}
+
+ShardedRowPlan row_of_case(const ShardedPlan& plan) {
+  if (plan.saved_storage_case) {
+    const distributed::StorageTarget& target = plan.saved_storage_case->target;
+    ShardedRowPlan row{"P10", OperationFamily::dequantize, {}, target.format, target.compute_dtype, {}};
+    row.storage = target.storage_dtype;
+    row.storage_layout = target.layout;
+    row.grad = target.grad_dtype;
+    return row;
+  }
+  const distributed::ShardedConfig& config = plan.saved_case->config;
+  return {plan.saved_case->resume ? "P11" : "P6", config.eight_bit ? OperationFamily::optimizer8_step : OperationFamily::optimizer_step,
+          config.kind, {}, config.groups.front().param_dtype, config.layout};
+}
+
 }  // namespace
 
 std::string ShardedRowPlan::entry() const {
@@ -279,6 +323,17 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     if (!command.mutant.empty() || command.implementation.rfind("mutant:", 0) == 0) {
       throw UsageError("--benchmark times the real driver and implementations; drop the mutant");
     }
+  }
+  if (!command.case_file.empty()) {
+    check_options_beside_case(command);
+    RankCase saved = read_rank_case(command.case_file);
+    if (!saved.carries_inputs()) {
+      throw UsageError(command.case_file + ": this rank case holds no inputs (its row regenerates them from seeds); run it with "
+                                           "bitparity replay " + command.case_file);
+    }
+    plan.saved_case = saved.inputs;
+    plan.saved_storage_case = saved.storage_inputs;
+    plan.case_file = command.case_file;
   }
   const bool named_targets = !command.optimizers.empty() || !command.formats.empty();
   if (command.benchmark && command.optimizers.empty()) all_kinds = {OptimizerKind::adam};
@@ -363,7 +418,15 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   if (!command.json.empty()) check_result_path("--json", command.json);
   if (!command.checkpoint_dir.empty()) check_checkpoint_dir(command.checkpoint_dir);
 
-  const auto wanted = [&](const std::string& layout) { return std::find(layouts.begin(), layouts.end(), layout) != layouts.end(); };
+  if (!plan.case_file.empty()) {
+    if (plan.saved_case && plan.saved_case->resume && !over_mpi) {
+      throw UsageError("P11 saves and resumes over MPI sub-communicators; drop --communicator " + command.communicator);
+    }
+    plan.rows.push_back(row_of_case(plan));
+  }
+  const auto wanted = [&](const std::string& layout) {
+    return plan.case_file.empty() && std::find(layouts.begin(), layouts.end(), layout) != layouts.end();
+  };
   const auto wanted_property = [&](const char* p) { return std::find(properties.begin(), properties.end(), p) != properties.end(); };
   for (int state_bits : bits) {
     for (OptimizerKind kind : kinds) {
@@ -457,6 +520,15 @@ int run_sharded_command(const ShardedCommand& command) {
   int argc = 0;
   char** argv = nullptr;
   distributed::MpiWorld world(argc, argv, command.stuck_seconds, exit_run_error);
+  if (plan.saved_case && plan.saved_case->resume) {
+    const distributed::ResumeCase& resume = *plan.saved_case->resume;
+    if (std::max(resume.save_world, resume.load_world) > world.size()) {
+      if (world.rank() != 0) return exit_bad_input;
+      throw UsageError(plan.case_file + " saves on " + std::to_string(resume.save_world) + " ranks and resumes on " +
+                       std::to_string(resume.load_world) + "; run it with mpirun -np " +
+                       std::to_string(std::max(resume.save_world, resume.load_world)) + " or more");
+    }
+  }
   for (const auto& [rank, name] : plan.rank_implementations) {
     if (rank >= world.size()) {
       // Every rank sees the same world; rank 0 says why, the others end quietly with the same code.
@@ -468,7 +540,8 @@ int run_sharded_command(const ShardedCommand& command) {
     }
   }
   try {
-    return command.benchmark ? run_sharded_benchmark_rows(command, plan, world) : run_sharded_rows(command, plan, world);
+    const int code = command.benchmark ? run_sharded_benchmark_rows(command, plan, world) : run_sharded_rows(command, plan, world);
+    return command.findings_exit_zero && code == exit_failed ? exit_passed : code;
   } catch (const WriteError&) {
     throw;  // rank 0's --json could not be written: exit 3, after every rank finished its rows
   } catch (const std::exception& e) {

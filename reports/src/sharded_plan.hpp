@@ -14,6 +14,8 @@
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/distributed/quant_storage.hpp"
 #include "bitparity/distributed/shard_plan.hpp"
+#include "bitparity/distributed/sharded_case.hpp"
+#include "bitparity/distributed/storage_parity.hpp"
 #include "bitparity/distributed/sharded_optimizer.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/operation_family.hpp"
@@ -57,6 +59,9 @@ struct ShardedPlan {
   StateMaps maps;                         // P6 and P11 8-bit states (--map); empty: the optimizers' own
   std::string hunted_mutant;              // a driver fault or an implementation mutant; empty: none
   Injected injected;
+  std::shared_ptr<const distributed::ShardedCase> saved_case;          // --case: the one P6 or P11 row's inputs
+  std::shared_ptr<const distributed::StorageCase> saved_storage_case;  // --case: the one P10 row's inputs
+  std::string case_file;
   std::string implementation_of(int rank) const;
 };
 

@@ -35,8 +35,10 @@ struct ShardedRow {
   std::int64_t wrong_adapter = 0;                                                       // P10 with a grad dtype
   std::int64_t wrong_bytes = 0;                                                          // P10: storage and absmax
   std::vector<distributed::ResumeCase> resumes;
-  std::int64_t refused_resumes = 0;  // P11: a save or load of a correct checkpoint refused                                          // P11: each case's worlds
+  std::int64_t refused_resumes = 0;  // P11: a save or load of a correct checkpoint refused
+  int steps = 0;               // P6: steps per case (P11: after resuming)
   std::string counterexample;  // the lowest rank's first finding
+  nlohmann::json failing_case;  // P6, P11: the seed (and resume) of the first case that failed
   std::int64_t wrong() const {
     return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + wrong_adapter + disagreeing_ranks + wrong_bytes +
            refused_resumes;
@@ -74,9 +76,15 @@ std::string lowest_rank_finding(distributed::Communicator& communicator, const s
 // cases (case_seed does not depend on the selection) on the same build.
 std::vector<std::string> replay_arguments(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan) {
   const ShardedRowPlan& p = *row.plan;
-  std::vector<std::string> args = {"sharded", "--property", p.property};
+  std::vector<std::string> args = {"sharded"};
   const auto add = [&args](std::initializer_list<std::string> words) { args.insert(args.end(), words); };
-  if (p.property == "P10") {
+  if (!plan.case_file.empty()) {
+    add({"--case", plan.case_file});
+  } else {
+    add({"--property", p.property});
+  }
+  if (!plan.case_file.empty()) {
+  } else if (p.property == "P10") {
     add({"--format", std::string(quant_format_info(p.format).name), "--storage", dtype_name(p.storage), "--grad-dtype",
          p.grad ? dtype_name(*p.grad) : "none"});
   } else if (p.family == fixtures::OperationFamily::quantize || p.family == fixtures::OperationFamily::dequantize) {
@@ -84,11 +92,13 @@ std::vector<std::string> replay_arguments(const ShardedRow& row, const ShardedCo
   } else if (p.family != fixtures::OperationFamily::convert) {
     add({"--optimizer", p.target(), "--states", p.family == fixtures::OperationFamily::optimizer8_step ? "8" : "32"});
   }
-  add({"--dtype", dtype_name(p.dtype), "--layout", p.layout_name()});
-  if (p.property == "P6" || p.property == "P11") add({"--steps", std::to_string(command.steps)});
+  if (plan.case_file.empty()) {
+    add({"--dtype", dtype_name(p.dtype), "--layout", p.layout_name()});
+    if (p.property == "P6" || p.property == "P11") add({"--steps", std::to_string(command.steps)});
+    if (p.property == "P11" && command.all_world_pairs) add({"--all-world-pairs"});
+    add({"--cases", std::to_string(command.cases), "--seed", std::to_string(command.seed)});
+  }
   if (p.property == "P11" && !plan.resume_implementation.empty()) add({"--resume-implementation", plan.resume_implementation});
-  if (p.property == "P11" && command.all_world_pairs) add({"--all-world-pairs"});
-  add({"--cases", std::to_string(command.cases), "--seed", std::to_string(command.seed)});
   if (plan.implementation != "cpu") add({"--implementation", plan.implementation});
   if (plan.communicator != distributed::CommunicatorKind::mpi) add({"--communicator", communicator_name(plan.communicator)});
   for (const auto& [rank, name] : plan.rank_implementations) add({"--rank-implementation", std::to_string(rank) + "=" + name});
@@ -135,7 +145,7 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
                           {"ranks", ranks},           {"cases", row.cases},
                           {"elements", row.checked},  {"wrong_elements", row.wrong()}};
   if (p.property == "P6" || p.property == "P11") {
-    entry["steps"] = command.steps;
+    entry["steps"] = row.steps;
     entry["wrong_parameters"] = row.wrong_parameters;
     entry["wrong_gradients"] = row.wrong_gradients;
     entry["wrong_states"] = row.wrong_states;
@@ -172,6 +182,7 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
     entry["counterexample"] = row.counterexample;
     entry["replay"] = replay_command(row, command, plan, static_cast<int>(ranks.size()));
     entry["replay_arguments"] = replay_arguments(row, command, plan);
+    if (!row.failing_case.is_null()) entry["failing_case"] = row.failing_case;
   }
   return entry;
 }
@@ -187,28 +198,33 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
   fixtures::Implementation& implementation = *implementations.before;
   ShardedRow row;
   row.plan = &p;
+  const distributed::ShardedCase* saved = plan.saved_case.get();
+  row.steps = saved ? (saved->resume ? saved->resume->steps_after : saved->steps) : command.steps;
   std::string first;
   for (int c = 0; c < command.cases; ++c, ++case_number) {
     const std::uint64_t seed = p.case_seed(command.seed, c);
     distributed::set_activity("case " + std::to_string(case_number) + " (" + p.property + " " + p.entry() + " " + p.target() + ")");
     if (plan.injected.rank == world.rank() && plan.injected.step == case_number) fail_on_purpose(plan.injected);
     if (p.property == "P6") {
-      distributed::ShardedConfig config = distributed::draw_sharded_config(
+      distributed::ShardedConfig config = saved ? saved->config : distributed::draw_sharded_config(
           p.kind, p.family == fixtures::OperationFamily::optimizer8_step, p.dtype, p.layout, seed, world.size());
       config.fault = plan.fault;
       config.maps = plan.maps;
-      const distributed::ParityTally tally = distributed::run_rank_parity(config, command.steps, world.communicator(), implementation);
+      const distributed::ParityTally tally = distributed::run_rank_parity(config, row.steps, world.communicator(), implementation);
+      if (tally.wrong() > 0 && row.failing_case.is_null()) row.failing_case = {{"seed", std::to_string(seed)}};
       row.wrong_parameters += tally.wrong_parameters;
       row.wrong_gradients += tally.wrong_gradients;
       row.wrong_states += tally.wrong_states;
       row.checked += tally.checked;
-      if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
+      if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + (saved ? "" : " (case seed " + std::to_string(seed) + ")");
     } else if (p.property == "P11") {
-      distributed::ShardedConfig config = distributed::draw_sharded_config(
+      distributed::ShardedConfig config = saved ? saved->config : distributed::draw_sharded_config(
           p.kind, p.family == fixtures::OperationFamily::optimizer8_step, p.dtype, p.layout, seed, world.size());
       config.maps = plan.maps;
       std::vector<distributed::ResumeCase> resumes;
-      if (command.all_world_pairs) {
+      if (saved) {
+        resumes.push_back(*saved->resume);
+      } else if (command.all_world_pairs) {
         for (int from = 1; from <= world.size(); ++from) {
           for (int to = 1; to <= world.size(); ++to) resumes.push_back({from, to, 1 + (from + to) % 3, command.steps});
         }
@@ -230,20 +246,30 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
         row.refused_resumes += tally.refused;
         row.checked += tally.parity.checked;
         row.resumes.push_back(resume);
+        if (tally.wrong() > 0 && row.failing_case.is_null()) {
+          row.failing_case = {{"seed", std::to_string(seed)},
+                              {"resume", {{"save_world", resume.save_world}, {"load_world", resume.load_world},
+                                          {"steps_before", resume.steps_before}, {"steps_after", resume.steps_after}}}};
+        }
         if (first.empty() && !tally.parity.first_wrong.empty()) {
           first = tally.parity.first_wrong + " (W=" + std::to_string(resume.save_world) + " -> W'=" + std::to_string(resume.load_world) +
-                  ", saved after step " + std::to_string(resume.steps_before) + ", case seed " + std::to_string(seed) + ")";
+                  ", saved after step " + std::to_string(resume.steps_before) + (saved ? "" : ", case seed " + std::to_string(seed)) + ")";
         }
       }
     } else if (p.property == "P10") {
       const distributed::StorageTarget target{p.format, p.storage, p.dtype, p.storage_layout, p.grad};
+      const distributed::StorageCase storage_case = plan.saved_storage_case ? *plan.saved_storage_case
+                                                    : distributed::draw_storage_case(target, seed, world.size(), implementation);
       const distributed::StorageTally tally =
-          distributed::run_storage_parity(target, seed, world.communicator(), implementation, plan.storage_fault);
+          distributed::run_storage_parity(storage_case, world.communicator(), implementation, plan.storage_fault);
+      if (tally.wrong() > 0 && row.failing_case.is_null()) row.failing_case = {{"seed", std::to_string(seed)}};
       row.wrong_elements += tally.wrong_dequantized;
       row.wrong_adapter += tally.wrong_adapter;
       row.wrong_bytes += tally.wrong_bytes;
       row.checked += tally.checked;
-      if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
+      if (first.empty() && !tally.first_wrong.empty()) {
+        first = tally.first_wrong + (plan.saved_storage_case ? "" : " (case seed " + std::to_string(seed) + ")");
+      }
     } else {
       const distributed::GatheredTarget target{p.family, p.kind, p.format, p.dtype};
       const distributed::GatheredTally tally = distributed::run_gathered_layout(target, seed, world.communicator(), implementation);
@@ -355,9 +381,12 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
   const bool lead = rank == 0;
   if (lead) {
     const std::string maps = describe_state_maps(plan.maps);
-    std::printf("bitparity sharded: world of %d rank%s (%s) over %s, seed %llu, %d step%s per P6 case%s%s\n", size,
-                size == 1 ? "" : "s", ranks_summary(ranks).c_str(), communicator_name(plan.communicator), static_cast<unsigned long long>(command.seed), command.steps,
-                command.steps == 1 ? "" : "s", plan.hunted_mutant.empty() ? "" : (", mutant " + plan.hunted_mutant).c_str(),
+    const std::string cases = !plan.case_file.empty() ? "the saved case " + plan.case_file
+                                              : "seed " + std::to_string(command.seed) + ", " + std::to_string(command.steps) + " step" +
+                                                    (command.steps == 1 ? "" : "s") + " per P6 case";
+    std::printf("bitparity sharded: world of %d rank%s (%s) over %s, %s%s%s\n", size, size == 1 ? "" : "s",
+                ranks_summary(ranks).c_str(), communicator_name(plan.communicator), cases.c_str(),
+                plan.hunted_mutant.empty() ? "" : (", mutant " + plan.hunted_mutant).c_str(),
                 maps.empty() ? "" : (", 8-bit states take " + maps).c_str());
     std::printf("%-4s %-10s %-17s %-5s %-16s %5s %5s %10s %8s %8s %8s %8s\n", "prop", "entry", "target", "dtype", "layout", "ranks",
                 "cases", "elements", "wrong p", "wrong g", "wrong s", "other");

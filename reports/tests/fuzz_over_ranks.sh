@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `bitparity fuzz` over the suites that run over ranks, through the real mpirun.
-#   fuzz_over_ranks.sh BITPARITY kills     a multi-rank fault is found, saved once to CORPUS/over-ranks and
-#                                          replayed: it kills its fault and holds on the cpu
+#   fuzz_over_ranks.sh BITPARITY kills     a multi-rank fault (P10) is found, shrunk, saved once to
+#                                          CORPUS/over-ranks and replayed: it kills its fault and holds on the cpu
+#   fuzz_over_ranks.sh BITPARITY shrinks   a P6 and a P11 failure are saved with their inputs, shrunk; the
+#                                          files run through `sharded --case` without the generator
 #   fuzz_over_ranks.sh BITPARITY holds     the real driver holds for a short budget; a second run resumes
 #                                          the round-robin where the first stopped
 #   fuzz_over_ranks.sh BITPARITY refusals  bad input over ranks: exit 2, one line, nothing run
@@ -28,7 +30,11 @@ assert first["schema"] == "bitparity.fuzz/1" and first["over_ranks"]["worlds"] =
 assert f["property"] == "P10" and f["implementation"] == "mutant:storage-nan-canonicalising-copy" and f["added"], f
 assert f["file"].endswith(".json") and "/over-ranks/" in f["file"] and os.path.exists(f["file"]), f
 case = json.load(open(f["file"]))
-assert case["schema"] == "bitparity.rank-case/1" and case["arguments"][0] == "sharded" and "--json" not in case["arguments"], case
+assert case["schema"] == "bitparity.rank-case/2" and case["arguments"][0] == "sharded" and "--json" not in case["arguments"], case
+# The weight as stored travels as data, shrunk: every storage element as its bits.
+assert "sharded --case" in case["reproduction"] and case["shrinking"]["complete"], case
+assert len(case["case"]["storage"]) == case["shrinking"]["to"]["storage_elements"] <= case["shrinking"]["from"]["storage_elements"], case
+assert all(e.startswith("0x") for e in case["case"]["storage"]), case
 assert case["world_size"] == f["world_size"] and case["property"] == "P10", case
 # The same seed finds the same row again: stored once.
 g = second["failures"][0]
@@ -44,6 +50,48 @@ PY
   code=$?
   [ "$code" -eq 1 ] && grep -q "SURVIVES" "$work/other.txt" || { cat "$work/other.txt"; fail "a case that does not fail on a fault passed (exit $code)"; }
   echo "fuzz over ranks kills: passed"
+  exit 0
+fi
+
+if [ "$mode" = shrinks ]; then
+  for fault in sharded-fp32-reduce-in-rank-order checkpoint-states-by-position; do
+    "$bitparity" fuzz --implementation mutant:$fault --budget 120s --seed 3 --first-visit 0 --stop-on-failure \
+      --corpus "$work/$fault" --json "$work/$fault.json" >"$work/$fault.txt" 2>&1
+    code=$?
+    cat "$work/$fault.txt"
+    [ "$code" -eq 1 ] || fail "$fault: exit $code, expected 1 (a failure)"
+    file=$(python3 - "$work/$fault.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["failures"][0]
+case = json.load(open(f["file"]))
+shrinking = case["shrinking"]
+assert case["schema"] == "bitparity.rank-case/2" and "case" in case and "sharded --case" in case["reproduction"], case
+assert shrinking["complete"] and shrinking["runs"] > 1 and shrinking["kept"], shrinking
+before, after = shrinking["from"], shrinking["to"]
+assert after["elements"] < before["elements"] and after["steps"] <= before["steps"], shrinking
+assert case["world_size"] == after["world_size"] and case["property"] in ("P6", "P11"), case
+# Only what runs it: the case holds the row, steps, worlds and values.
+assert case["arguments"][1:3] == ["--mutant", f["implementation"][len("mutant:"):]] and "--seed" not in case["arguments"], case
+values = case["case"]["initial"]
+assert sum(len(v) for v in values.values()) == after["elements"], values
+print(f["file"], case["world_size"])
+PY
+) || fail "$fault: the saved case does not carry shrunk inputs"
+    set -- $file
+    # The file runs without the generator: it kills its fault and holds on the cpu.
+    mpirun -np "$2" "$bitparity" sharded --case "$1" --mutant $fault >"$work/run.txt" 2>&1 ||
+      { cat "$work/run.txt"; fail "$fault: sharded --case does not kill the fault"; }
+    mpirun -np "$2" "$bitparity" sharded --case "$1" >"$work/run.txt" 2>&1 || { cat "$work/run.txt"; fail "$fault: the case fails on the cpu"; }
+    "$bitparity" replay "$work/$fault" >"$work/replay.txt" 2>&1 && grep -q "1 kill their mutant, 0 unexpected" "$work/replay.txt" ||
+      { cat "$work/replay.txt"; fail "$fault: replay does not kill it"; }
+    # A case that lost a value is refused before any rank starts.
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["case"]["gradients"].pop(); json.dump(d, open(sys.argv[2], "w"))' "$1" "$work/cut.json"
+    "$bitparity" sharded --case "$work/cut.json" >"$work/cut.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] && tail -n 1 "$work/cut.txt" | grep -q "^error: .*cut.json: case: 'gradients' lacks the gradient of parameter" ||
+      { cat "$work/cut.txt"; fail "$fault: a case without a gradient was not refused (exit $code)"; }
+  done
+  echo "fuzz over ranks shrinks: passed"
   exit 0
 fi
 
@@ -84,6 +132,9 @@ refused "only a GPU\|on a GPU" "$bitparity" fuzz --implementation mutant:checkpo
 refused "alters only what suite storage checks" "$bitparity" fuzz --suite sharded --implementation mutant:storage-nan-canonicalising-copy --corpus "$work/c"
 refused "needs mpirun: BITPARITY_MPIRUN=/nonexistent is not an executable" env BITPARITY_MPIRUN=/nonexistent "$bitparity" fuzz --suite storage --corpus "$work/c"
 refused "--budget 5x" "$bitparity" fuzz --suite storage --budget 5x --corpus "$work/c"
+refused "--case holds its row, steps, worlds and values; drop --optimizer" "$bitparity" sharded --case "$work/x.json" --optimizer adam
+refused "--case holds its row, steps, worlds and values; drop --steps" "$bitparity" sharded --case "$work/x.json" --steps 3
+refused "x.json: cannot be read" "$bitparity" sharded --case "$work/x.json"
 [ ! -e "$work/c" ] || fail "a refused run made the corpus folder"
 mkdir -p "$work/bad/over-ranks"
 echo '{"schema": "bitparity.rank-case/1", "property": "P6"}' >"$work/bad/over-ranks/broken.json"

@@ -25,9 +25,15 @@ struct AdapterStepResult {
 // FSDP1 flattens the adapter into the same dtype) and for a grad dtype that is not a float dtype.
 void check_trainable_unit(DType storage_dtype, DType grad_dtype);
 
-// One training step of the unit on every rank (collective); the adapter and gradient are drawn
-// from `seed`, the same on every rank.
-AdapterStepResult step_unit_with_adapter(const StoredWeight& weight, StorageLayout layout, DType grad_dtype, std::uint64_t seed,
+// An adapter and its gradient drawn from `seed`: 1 to 300 elements, in the storage dtype (FSDP1
+// flattens one dtype) and in `grad_dtype`, rounded to them.
+struct AdapterValues {
+  std::vector<float> adapter, grad;
+};
+AdapterValues draw_adapter(std::uint64_t seed, DType storage_dtype, DType grad_dtype);
+
+// One training step of the unit on every rank (collective), the same adapter on every rank.
+AdapterStepResult step_unit_with_adapter(const StoredWeight& weight, StorageLayout layout, DType grad_dtype, const AdapterValues& values,
                                          Communicator& communicator, fixtures::Implementation& implementation, StorageFault fault);
 
 }  // namespace bitparity::distributed

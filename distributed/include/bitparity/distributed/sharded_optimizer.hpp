@@ -12,6 +12,7 @@
 
 #include "bitparity/distributed/communicator.hpp"
 #include "bitparity/distributed/shard_plan.hpp"
+#include "bitparity/distributed/value_source.hpp"
 #include "bitparity/fixtures/host_tensor.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/optimizer_state.hpp"
@@ -53,6 +54,7 @@ struct ShardedConfig {
   std::vector<GroupConfig> groups;
   int microbatches = 4;  // gradient contributions per step, dealt to ranks round robin
   std::uint64_t seed = 1;
+  std::shared_ptr<const RecordedValues> recorded;  // a saved case's values instead of the seed's (value_source.hpp)
   DriverFault fault = DriverFault::none;
   // Parameters moving between groups (param_groups edited between steps): before step
   // `regroup_step` (0: never) the groups become `regrouped`; values and states follow each

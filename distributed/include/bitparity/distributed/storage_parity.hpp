@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "bitparity/distributed/adapter_step.hpp"
 #include "bitparity/distributed/quant_storage.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 
@@ -32,8 +33,20 @@ struct StorageTally {
   std::int64_t wrong() const { return wrong_bytes + wrong_dequantized + wrong_adapter; }
 };
 
-// One drawn case, the same on every rank for the same seed and world size.
-StorageTally run_storage_parity(const StorageTarget& target, std::uint64_t seed, Communicator& communicator,
-                                fixtures::Implementation& implementation, StorageFault fault);
+// One case as data: the weight as stored (special byte patterns included) and, with a grad dtype,
+// the adapter and its gradient.
+struct StorageCase {
+  StorageTarget target;
+  StoredWeight weight;
+  AdapterValues adapter;  // empty without a grad dtype
+};
+
+// A case drawn from `seed`, the same on every rank for the same seed and world size: the weight is
+// quantized by `implementation`.
+StorageCase draw_storage_case(const StorageTarget& target, std::uint64_t seed, int world, fixtures::Implementation& implementation);
+
+// Collective: the case sharded over the communicator's ranks and regathered (and its adapter stepped).
+StorageTally run_storage_parity(const StorageCase& storage_case, Communicator& communicator, fixtures::Implementation& implementation,
+                                StorageFault fault);
 
 }  // namespace bitparity::distributed

@@ -80,6 +80,9 @@ struct ShardedCommand {
   std::string resume_implementation;  // P11: the implementation after loading (default: the same)
   bool all_world_pairs = false;     // P11: every (W, W') in 1..size per case instead of one drawn pair
   std::vector<std::string> maps;    // 8-bit states (P6, P11): the maps instead of the optimizers' own
+  std::string case_file;            // a saved rank case: its one row with the inputs it holds
+  bool steps_given = false, seed_given = false;  // --steps, --seed named (refused with --case)
+  bool findings_exit_zero = false;  // hidden: findings end with 0 (the caller reads --json)
 };
 
 // `bitparity checkpoint inspect FILE`: a checkpoint's header, tensors, checksums and layout.

@@ -1,0 +1,193 @@
+// A P6/P11 and a P10 case as data: they round-trip through JSON, run on their recorded values (not
+// the generator's), refuse malformed files, and every shrinking step gives a smaller valid case.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "bitparity/distributed/rank_parity.hpp"
+#include "bitparity/distributed/sharded_case.hpp"
+#include "bitparity/distributed/storage_case.hpp"
+#include "bitparity/distributed/solo_communicator.hpp"
+#include "bitparity/distributed/unsharded_optimizer.hpp"
+#include "bitparity/properties/case_tape.hpp"
+
+namespace bitparity::distributed {
+namespace {
+
+ShardedCase drawn(std::uint64_t seed, bool eight_bit = false, bool with_resume = false) {
+  ShardedCase c;
+  c.config = draw_sharded_config(OptimizerKind::adam, eight_bit, DType::bf16, ShardLayout::zero3, seed, 3);
+  c.steps = 3;
+  if (with_resume) c.resume = ResumeCase{2, 3, 2, 1};
+  return c;
+}
+
+// The case's seed drawing a regrouping and several groups, so that every kind of shrink applies.
+ShardedCase drawn_with_regrouping(bool eight_bit = false) {
+  for (std::uint64_t seed = 1;; ++seed) {
+    ShardedCase c = drawn(seed, eight_bit);
+    if (c.config.regroup_step != 0 && c.config.groups.size() > 1) return c;
+  }
+}
+
+std::map<std::uint64_t, std::vector<std::uint32_t>> parameters_after(const ShardedCase& c) {
+  UnshardedOptimizer unsharded(c.config);
+  for (std::int64_t step = 1; step <= c.total_steps(); ++step) unsharded.step(step);
+  std::map<std::uint64_t, std::vector<std::uint32_t>> out;
+  for (const auto& group : c.config.groups) {
+    for (const auto& p : group.parameters) out[p.id] = fixtures::read_logical_bits(unsharded.parameter(p.id).param.view());
+  }
+  return out;
+}
+
+std::int64_t elements(const ShardedCase& c) {
+  std::int64_t n = 0;
+  for (const auto& group : c.config.groups) {
+    for (const auto& p : group.parameters) n += p.numel;
+  }
+  return n;
+}
+
+TEST(ShardedCase, RoundTripsAndRunsOnTheRecordedValues) {
+  for (bool eight_bit : {false, true}) {
+    const ShardedCase c = drawn_with_regrouping(eight_bit);
+    const nlohmann::json encoded = encode_sharded_case(c);
+    const ShardedCase decoded = decode_sharded_case(nlohmann::json::parse(encoded.dump()));
+    ASSERT_TRUE(decoded.config.recorded);
+    EXPECT_EQ(encode_sharded_case(decoded), encoded);
+    EXPECT_EQ(parameters_after(decoded), parameters_after(c)) << "the recorded values are the generator's";
+  }
+}
+
+TEST(ShardedCase, TheRecordedValuesAreWhatRuns) {
+  ShardedCase c = drawn(5);
+  nlohmann::json encoded = encode_sharded_case(c);
+  const std::string id = encoded["initial"].begin().key();
+  encoded["initial"][id][0] = properties::encode_float(1.0f, DType::bf16);  // not what the seed draws
+  const ShardedCase edited = decode_sharded_case(encoded);
+  EXPECT_FLOAT_EQ(edited.config.recorded->initial.at(std::stoull(id))[0], 1.0f);
+  EXPECT_NE(parameters_after(edited), parameters_after(c));
+}
+
+TEST(ShardedCase, RefusesMalformedCases) {
+  const nlohmann::json good = encode_sharded_case(drawn_with_regrouping());
+  const auto refusal = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json bad = good;
+    edit(bad);
+    try {
+      decode_sharded_case(bad);
+    } catch (const properties::CaseFileError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal([](auto& j) { j["gradients"].erase(0); }).find("'gradients' lacks the gradient of parameter"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["initial"].erase(j["initial"].begin().key()); }).find("'initial' has no values of parameter"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["initial"].begin().value().push_back("0x0p+0 0x0000"); }).find("more than"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["gradients"].push_back(j["gradients"][0]); }).find("given twice"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["regrouped"][0]["parameters"][0]["id"] = "999999999"; }).find("same parameter ids"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["microbatches"] = 64; }).find("'microbatches' is 64, outside 1..63"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["blocksize"] = 100; }).find("power of two"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["optimizer"] = "lion"; }).find("not the case's optimizer"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["states"] = 16; }).find("'states' must be 32"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["regroup_step"] = 1; }).find("'regroup_step' must be 0"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j.erase("steps"); }).find("'steps' must be a whole number"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["groups"][0]["param_dtype"] = "u8"; }).find("must be f32, f16 or bf16"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["groups"][0]["hyperparameters"]["lr"] = properties::encode_float(-1.0f); }).find("hyperparameters: "),
+            std::string::npos);
+}
+
+TEST(ShardedCase, EveryShrinkingStepIsASmallerValidCase) {
+  for (const ShardedCase& c : {drawn_with_regrouping(), drawn(7, true, true)}) {
+    const int world = 4;
+    const RecordedValues original = record_values(c);
+    const std::vector<SmallerCase> candidates = smaller_cases(c, world);
+    ASSERT_GT(candidates.size(), 10u);
+    for (const SmallerCase& s : candidates) {
+      SCOPED_TRACE(s.change);
+      const ShardedCase again = decode_sharded_case(encode_sharded_case(s.smaller));  // valid
+      const bool smaller = s.world < world || again.total_steps() < c.total_steps() ||
+                           again.config.microbatches < c.config.microbatches || elements(again) < elements(c) ||
+                           (c.config.regroup_step != 0 && again.config.regroup_step == 0) ||
+                           (c.resume && (again.resume->save_world < c.resume->save_world || again.resume->load_world < c.resume->load_world));
+      EXPECT_TRUE(smaller);
+      if (c.resume) {
+        EXPECT_GE(s.world, std::max(again.resume->save_world, again.resume->load_world));
+      }
+      // What remains keeps its values: the first elements of every parameter are the original's.
+      for (const auto& [id, values] : again.config.recorded->initial) {
+        const auto& before = original.initial.at(id);
+        EXPECT_TRUE(std::equal(values.begin(), values.end(), before.begin()));
+      }
+    }
+  }
+}
+
+StorageCase drawn_storage(DType storage_dtype, std::optional<DType> grad, std::uint64_t seed) {
+  const auto cpu = fixtures::make_implementation("cpu");
+  return draw_storage_case({QuantFormat::nf4, storage_dtype, DType::bf16, StorageLayout::fsdp2_dim0, grad}, seed, 3, *cpu);
+}
+
+TEST(StorageCase, RoundTripsBitForBitSpecialPatternsIncluded) {
+  for (DType storage : {DType::u8, DType::f16, DType::bf16, DType::f32}) {
+    const std::optional<DType> grad = storage == DType::u8 ? std::nullopt : std::optional<DType>(DType::bf16);
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      const StorageCase c = drawn_storage(storage, grad, seed);
+      const nlohmann::json encoded = encode_storage_case(c);
+      const StorageCase decoded = decode_storage_case(nlohmann::json::parse(encoded.dump()));
+      EXPECT_EQ(decoded.weight.storage, c.weight.storage);  // NaN payloads and all
+      EXPECT_EQ(encode_storage_case(decoded), encoded);
+      EXPECT_EQ(decoded.adapter.adapter.size(), grad ? c.adapter.adapter.size() : 0u);
+      // Run on one rank, the decoded case gives what the drawn one gives: nothing wrong.
+      SoloCommunicator solo;
+      const auto cpu = fixtures::make_implementation("cpu");
+      EXPECT_EQ(run_storage_parity(decoded, solo, *cpu, StorageFault::none).wrong(), 0);
+      EXPECT_EQ(run_storage_parity(decoded, solo, *cpu, StorageFault::nan_canonicalising_copy).wrong(),
+                run_storage_parity(c, solo, *cpu, StorageFault::nan_canonicalising_copy).wrong())
+          << "the recorded NaN patterns meet the copy as the drawn ones do";
+    }
+  }
+}
+
+TEST(StorageCase, RefusesMalformedCases) {
+  const nlohmann::json good = encode_storage_case(drawn_storage(DType::f16, DType::f32, 2));
+  const auto refusal = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json bad = good;
+    edit(bad);
+    try {
+      decode_storage_case(bad);
+    } catch (const properties::CaseFileError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal([](auto& j) { j["storage"].erase(0); }).find("'storage' must list rows x columns"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["storage"][0] = "0x7e0"; }).find("4 hex digits"), std::string::npos);
+  EXPECT_NE(refusal([](nlohmann::json& j) { j["numel"] = j["numel"].get<int>() + 1; }).find("is not the codes of"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["absmax"].erase(0); }).find("one value per block"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["blocksize"] = 100; }).find("is not a block size of nf4"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["adapter_grad"].erase(0); }).find("the same number of values"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["storage_dtype"] = "u8"; }).find("u8"), std::string::npos);  // a gradient on integer storage
+  EXPECT_NE(refusal([](auto& j) { j["grad_dtype"] = "none"; }).find("an adapter is given"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["layout"] = "fsdp3"; }).find("'layout' must be fsdp1-flat or fsdp2-dim0"), std::string::npos);
+}
+
+TEST(StorageCase, EveryShrinkingStepIsASmallerValidCase) {
+  const StorageCase c = drawn_storage(DType::bf16, DType::f16, 3);
+  const std::int64_t elements = c.weight.rows * c.weight.columns;
+  for (const SmallerStorageCase& s : smaller_storage_cases(c, 4)) {
+    SCOPED_TRACE(s.change);
+    const StorageCase again = decode_storage_case(encode_storage_case(s.smaller));  // valid
+    const std::int64_t left = again.weight.rows * again.weight.columns;
+    EXPECT_TRUE(s.world < 4 || left < elements || again.weight.columns < c.weight.columns ||
+                again.adapter.adapter.size() < c.adapter.adapter.size());
+    // What is left is a run of the original's bytes: the first elements or the last.
+    const std::size_t kept = again.weight.storage.size(), all = c.weight.storage.size();
+    EXPECT_TRUE(std::equal(again.weight.storage.begin(), again.weight.storage.end(), c.weight.storage.begin()) ||
+                std::equal(again.weight.storage.begin(), again.weight.storage.end(), c.weight.storage.begin() + (all - kept)));
+  }
+}
+
+}  // namespace
+}  // namespace bitparity::distributed
