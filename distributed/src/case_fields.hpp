@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
 
 namespace bitparity::distributed::case_fields {
@@ -36,6 +37,14 @@ inline std::vector<std::int64_t> smaller_sizes(std::int64_t n, std::int64_t leas
   for (std::int64_t cut = n / 4; cut >= 1; cut /= 2) add(n - cut);
   add(n - 1);
   return out;
+}
+
+// A kernel refusal as a saved case's finding: its message without the code name ("invalid_argument: ").
+inline properties::CaseFileError case_file_error(const std::string& prefix, const Error& error) {
+  std::string text = error.what();
+  const std::string code = std::string(error_code_name(error.code())) + ": ";
+  if (text.rfind(code, 0) == 0) text.erase(0, code.size());
+  return properties::CaseFileError(prefix + text);
 }
 
 // "1 step", "3 steps".

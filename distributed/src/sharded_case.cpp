@@ -90,7 +90,7 @@ std::vector<GroupConfig> decode_groups(const json& list, OptimizerKind kind, con
       try {
         validate_hyperparameters(kind, group.hyper);
       } catch (const Error& error) {
-        throw CaseFileError(std::string("hyperparameters: ") + error.what());
+        throw case_fields::case_file_error("hyperparameters: ", error);
       }
       group.param_dtype = float_dtype(entry, "param_dtype");
       group.grad_dtype = float_dtype(entry, "grad_dtype");
@@ -212,7 +212,7 @@ ShardedCase decode_sharded_case(const json& j) {
     config.kind = parse_optimizer(j.at("optimizer").get<std::string>());
     config.layout = parse_layout(j.value("layout", std::string()));
   } catch (const Error& error) {
-    throw CaseFileError(error.what());
+    throw case_fields::case_file_error("", error);
   }
   const std::int64_t states = whole_number(j, "states", 8, 32);
   if (states != 8 && states != 32) throw CaseFileError("'states' must be 32 (fp32 states) or 8 (8-bit states)");

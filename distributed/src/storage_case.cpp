@@ -124,7 +124,7 @@ StorageCase decode_storage_case(const json& j) {
       check_trainable_unit(target.storage_dtype, *target.grad_dtype);
     }
   } catch (const Error& error) {
-    throw CaseFileError(error.what());
+    throw case_fields::case_file_error("", error);
   }
   StoredWeight& w = c.weight;
   w.format = target.format;

@@ -16,6 +16,11 @@ std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
   const long long s = std::llround(seconds);
   char text[32];
+  // Under 10 s, tenths (a 0.001 s budget is not "0s"); whole seconds above.
+  if (seconds < 9.95) {
+    std::snprintf(text, sizeof text, "%.*fs", seconds > 0 && seconds < 0.05 ? 3 : 1, seconds);
+    return text;
+  }
   if (s >= 3600) std::snprintf(text, sizeof text, "%lldh%02lldm", s / 3600, s / 60 % 60);
   else if (s >= 60) std::snprintf(text, sizeof text, "%lldm%02llds", s / 60, s % 60);
   else std::snprintf(text, sizeof text, "%llds", s);

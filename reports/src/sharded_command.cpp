@@ -133,7 +133,7 @@ auto as_usage_error(F parse) {
     try {
       return parse(name);
     } catch (const Error& e) {
-      throw UsageError(e.what());
+      throw UsageError(refusal_text(e));
     }
   };
 }
@@ -166,7 +166,7 @@ std::string checked_implementation(const std::string& name, const std::string& o
     id = fixtures::parse_implementation_id(name);
     if (id.kind == fixtures::ImplementationKind::mutant) (void)fixtures::make_implementation(id);
   } catch (const Error& e) {
-    throw UsageError(option + ": " + e.what());
+    throw UsageError(option + ": " + refusal_text(e));
   }
   if (id.kind == fixtures::ImplementationKind::plugin) throw UsageError(option + ": plugins do not run sharded yet; use cpu, cuda:N or mutant:NAME");
   return id.str();
@@ -394,7 +394,7 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
         plan.fault = distributed::parse_fault(command.mutant);
       }
     } catch (const Error& e) {
-      throw UsageError(e.what());
+      throw UsageError(refusal_text(e));
     }
     plan.hunted_mutant = command.mutant;
   }

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "bitparity/kernels/errors.hpp"
+
 namespace bitparity::reports {
 
 // Bad input found by the command line itself (a path, a range, an empty selection): exit 2.
@@ -22,5 +24,14 @@ class GpuMissingError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// A kernel refusal's message without its code name ("invalid_argument: "), for a UsageError that
+// passes it on: the code is the exit status's business, the message the person's.
+inline std::string refusal_text(const Error& error) {
+  std::string text = error.what();
+  const std::string code = std::string(error_code_name(error.code())) + ": ";
+  if (text.rfind(code, 0) == 0) text.erase(0, code.size());
+  return text;
+}
 
 }  // namespace bitparity::reports
