@@ -297,8 +297,8 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
                                                                               std::chrono::duration<double>(kShrinkSeconds));
           saved = shrink_rank_case(saved, launcher, folder->path(), {kShrinkRuns, shrink_deadline});
           failure["violation"] = saved.violation;
-          failure["shrinking"] = saved.shrinking;
         }
+        if (!saved.shrinking.is_null()) failure["shrinking"] = saved.shrinking;
         failure["reproduction"] = saved.carries_inputs() ? "its inputs, recorded and shrunk: no generator" : "regenerated from the row's seeds (same build)";
         const SavedRankCase file = save_rank_case(command.corpus, saved, {{"seed", std::to_string(seed)}, {"round", round}});
         failure["file"] = file.file;

@@ -34,8 +34,6 @@ std::string file_name_part(std::string text) {
   return text;
 }
 
-// FNV-1a of what makes two saved cases the same: the property, the row, the world and the
-// implementation (the seeds that found it are not: the same failing row is stored once).
 // The case's inputs as data (null without).
 nlohmann::json encoded_inputs(const RankCase& saved) {
 #if BITPARITY_HAS_MPI
@@ -47,7 +45,9 @@ nlohmann::json encoded_inputs(const RankCase& saved) {
   return nullptr;
 }
 
-// With inputs, the (shrunk) case is part of it: the same minimal counterexample is stored once.
+// FNV-1a of what makes two saved cases the same: the property, the row, the world, the
+// implementation and, with inputs, the (shrunk) case (the seeds that found it are not: the same
+// minimal counterexample is stored once).
 std::string fingerprint(const RankCase& saved) {
   std::uint64_t hash = 0xCBF29CE484222325ull;
   const std::string inputs = saved.carries_inputs() ? encoded_inputs(saved).dump() : "";
@@ -161,8 +161,15 @@ RankCase rank_case_of_row(const nlohmann::json& row, int world_size, const std::
   saved.violation = row.value("counterexample", std::string());
   saved.build = version_string();
 #if BITPARITY_HAS_MPI
-  saved.inputs = drawn_case(row, world_size);
-  saved.storage_inputs = drawn_storage_case(row, world_size, implementation);
+  try {
+    saved.inputs = drawn_case(row, world_size);
+    saved.storage_inputs = drawn_storage_case(row, world_size, implementation);
+  } catch (const std::exception& error) {
+    // Kept in the form that reproduces it (its seeds), with the reason.
+    saved.inputs = nullptr;
+    saved.storage_inputs = nullptr;
+    saved.shrinking = {{"not_shrunk", std::string("its inputs could not be drawn again here: ") + error.what()}};
+  }
 #endif
   if (saved.carries_inputs()) saved.arguments = implementation_options(saved.arguments);
   return saved;
