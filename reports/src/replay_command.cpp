@@ -19,6 +19,10 @@
 #include "rank_mutants.hpp"
 #include "temporary_folder.hpp"
 
+#ifndef BITPARITY_HAS_MPI
+#define BITPARITY_HAS_MPI 0
+#endif
+
 namespace bitparity::reports {
 
 namespace {
@@ -43,6 +47,12 @@ struct RankOutcome {
 // implementation it must hold.
 RankOutcome replay_over_ranks(const RankCase& saved, const std::string& implementation, const std::string& launcher,
                               const std::string& folder, nlohmann::json& entry) {
+#if !BITPARITY_HAS_MPI
+  (void)saved, (void)launcher, (void)folder, (void)entry;
+  return {"skipped: this bitparity was built without Open MPI, so it runs no case over ranks; run ./scripts/install-deps and "
+          "build again",
+          false, true};
+#endif
   if (implementation.starts_with("cuda:")) {
     try {
       fixtures::make_implementation(implementation);
@@ -105,7 +115,7 @@ int run_replay_command(const ReplayCommand& command) {
   }
   std::string launcher;
   std::unique_ptr<TemporaryFolder> folder;
-  if (!rank_cases.empty()) {
+  if (!rank_cases.empty() && BITPARITY_HAS_MPI) {
     std::string why;
     launcher = mpi_launcher(why);
     if (launcher.empty()) throw UsageError("the cases over ranks in " + rank_cases.front().first + " replay through mpirun: " + why);
@@ -179,7 +189,7 @@ int run_replay_command(const ReplayCommand& command) {
     if (interrupted()) break;
     const std::string implementation = command.implementation.empty() ? saved.implementation : command.implementation;
     nlohmann::json entry = {{"file", path}, {"property", saved.property}, {"target", saved.target_text()}, {"implementation", implementation}};
-    const RankOutcome outcome = replay_over_ranks(saved, implementation, launcher, folder->path(), entry);
+    const RankOutcome outcome = replay_over_ranks(saved, implementation, launcher, folder ? folder->path() : "", entry);
     if (outcome.skipped) {
       ++skipped;
       entry["skipped"] = outcome.verdict;
