@@ -239,7 +239,8 @@ RankCase read_rank_case(const fs::path& file) {
   const nlohmann::json document = parsed_file(file);
   const std::string schema = document.is_object() ? document.value("schema", "") : "";
   if (schema != kRankCaseSchema && schema != kSeededRankCaseSchema) {
-    throw UsageError(file.string() + ": not a rank case (" + kRankCaseSchema + ")");
+    throw UsageError(file.string() + ": not a rank case (" + kRankCaseSchema + "); give a file from CORPUS/" + kRankCaseFolder +
+                     " (bitparity fuzz saves them there), or replay a one-process case with bitparity replay FILE");
   }
   RankCase saved;
   saved.file = file.string();

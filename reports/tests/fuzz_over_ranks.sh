@@ -135,6 +135,8 @@ refused "--budget 5x" "$bitparity" fuzz --suite storage --budget 5x --corpus "$w
 refused "--case holds its row, steps, worlds and values; drop --optimizer" "$bitparity" sharded --case "$work/x.json" --optimizer adam
 refused "--case holds its row, steps, worlds and values; drop --steps" "$bitparity" sharded --case "$work/x.json" --steps 3
 refused "x.json: cannot be read" "$bitparity" sharded --case "$work/x.json"
+echo '{"schema": "bitparity.case/1"}' >"$work/one-process.json"
+refused "not a rank case (bitparity.rank-case/2); give a file from CORPUS/over-ranks" "$bitparity" sharded --case "$work/one-process.json"
 # A kernel's refusal passed on as bad input says what was wrong, without the kernel's code name.
 "$bitparity" sharded --optimizer adamx >"$work/r.txt" 2>&1
 tail -n 1 "$work/r.txt" | grep -q "^error: unknown optimizer 'adamx'; expected one of adam" || { cat "$work/r.txt"; fail "the refusal keeps a code name"; }
