@@ -20,4 +20,13 @@ bool cpu_has_avx2() {
 #endif
 }
 
+bool cpu_has_f16c() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace bitparity::cpu

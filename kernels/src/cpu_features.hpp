@@ -4,5 +4,6 @@ namespace bitparity::cpu {
 
 bool cpu_has_avx512bw();  // AVX-512 F and BW: the permute paths (nibble_select_cpu, nearest_vector_cpu)
 bool cpu_has_avx2();      // AVX2: the 64-bit gathers of the finer index (nearest_vector_cpu)
+bool cpu_has_f16c();      // AVX2 and F16C: f16 conversions by instruction (half_runs_cpu)
 
 }  // namespace bitparity::cpu

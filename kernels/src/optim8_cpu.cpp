@@ -9,6 +9,7 @@
 #include "bitparity/kernels/optim8_launch.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "cpu_clones.hpp"
+#include "half_runs_cpu.hpp"
 #include "nearest_vector_cpu.hpp"
 #include "parallel_for.hpp"
 
@@ -20,7 +21,7 @@ template <DType D>
 bool contiguous_block_of_dtype(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block) {
   bool flagged = false;
   with_optimizer_kind(p.base.kind, [&](auto kind) {
-    flagged = optim8_block_contiguous<decltype(kind)::value, D>(p, tables, block, DecideNearestVector{});
+    flagged = optim8_block_contiguous<decltype(kind)::value, D>(p, tables, block, DecideNearestVector{}, HalfRunsF16C{});
   });
   return flagged;
 }

@@ -5,6 +5,7 @@
 
 #include "bitparity/kernels/optim_launch.hpp"
 #include "cpu_clones.hpp"
+#include "half_runs_cpu.hpp"
 #include "parallel_for.hpp"
 
 namespace bitparity::cpu {
@@ -54,7 +55,7 @@ void contiguous_elements(const StepScalars& scalars, float* __restrict param, co
 }
 
 // fp32 parameters: the element loop in place, storing the canonical NaN. f16 and bf16: chunks
-// widened into local arrays, stepped, and narrowed back. The widening, the step and the narrowing
+// widened into local arrays, stepped, and narrowed back (f16 by F16C where the CPU has it). The widening, the step and the narrowing
 // each vectorize alone; GCC 12 gives up on some optimizers' loops with all three in one (SGD).
 template <OptimizerKind K, DType D>
 void contiguous_range(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
@@ -77,11 +78,11 @@ void contiguous_range(const OptimizerParams& p, std::int64_t begin, std::int64_t
     void* __restrict param = p.param;
     const void* __restrict grad = p.grad;
     const std::int64_t param_at = p.param_index.offset + first, grad_at = p.grad_index.offset + first;
-    for (std::int64_t i = 0; i < count; ++i) param_values[i] = load_as<D>(param, param_at + i);
-    for (std::int64_t i = 0; i < count; ++i) grad_values[i] = load_as<D>(grad, grad_at + i);
+    widen_run<D>(param, param_at, param_values, count, HalfRunsF16C{});
+    widen_run<D>(grad, grad_at, grad_values, count, HalfRunsF16C{});
     contiguous_elements<K>(scalars, param_values, grad_values, states > 0 ? s0 + first : nullptr,
                            states > 1 ? s1 + first : nullptr, states > 2 ? s2 + first : nullptr, count);
-    for (std::int64_t i = 0; i < count; ++i) store_computed_as<D>(param, param_at + i, param_values[i]);
+    narrow_run<D>(param_values, param, param_at, count, HalfRunsF16C{});
   }
 }
 

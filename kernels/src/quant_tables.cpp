@@ -305,7 +305,7 @@ const CodeTable* code_tables_in_a_row(const std::array<QuantFormat, 3>& formats)
 std::vector<std::int64_t> supported_block_sizes(QuantFormat format) {
   std::vector<std::int64_t> sizes;
   if (quant_format_info(format).bits == 4) sizes.push_back(32);
-  for (std::int64_t size = 64; size <= 4096; size *= 2) sizes.push_back(size);
+  for (std::int64_t size = 64; size <= kLargestBlocksize; size *= 2) sizes.push_back(size);
   return sizes;
 }
 

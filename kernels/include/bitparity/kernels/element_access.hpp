@@ -66,6 +66,42 @@ BP_HD void store_computed_as(void* base, std::int64_t at, float value) {
   }
 }
 
+// A contiguous run of f16 widened to fp32 (load_as<f16>) and narrowed back (store_computed_as<f16>):
+// the body's element loops. A launcher may pass another (the CPU's conversion instructions,
+// HalfRunsF16C): it must give the same bits, except that a signalling NaN may widen to a quiet one.
+// No result shows that difference: every NaN a kernel stores is canonical, and a block scan counts
+// any NaN as non-finite.
+struct HalfRunsByElement {
+  BP_HD void widen(const std::uint16_t* __restrict in, float* __restrict out, std::int64_t count) const {
+    for (std::int64_t i = 0; i < count; ++i) out[i] = f16_to_float(in[i]);
+  }
+  BP_HD void narrow(const float* __restrict in, std::uint16_t* __restrict out, std::int64_t count) const {
+    for (std::int64_t i = 0; i < count; ++i) store_computed_as<DType::f16>(out, i, in[i]);
+  }
+};
+
+// A contiguous run of dtype D from `base + at` as fp32, into `out` (f16 through `halves`).
+template <DType D, class HalfRuns>
+BP_HD void widen_run(const void* base, std::int64_t at, float* __restrict out, std::int64_t count,
+                     const HalfRuns& halves) {
+  if constexpr (D == DType::f16) {
+    halves.widen(static_cast<const std::uint16_t*>(base) + at, out, count);
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) out[i] = load_as<D>(base, at + i);
+  }
+}
+
+// fp32 values stored as dtype D at `base + at` (store_computed_as; f16 through `halves`).
+template <DType D, class HalfRuns>
+BP_HD void narrow_run(const float* __restrict in, void* base, std::int64_t at, std::int64_t count,
+                      const HalfRuns& halves) {
+  if constexpr (D == DType::f16) {
+    halves.narrow(in, static_cast<std::uint16_t*>(base) + at, count);
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) store_computed_as<D>(base, at + i, in[i]);
+  }
+}
+
 // An fp32 state an optimizer computed: a NaN becomes the canonical quiet NaN (as above).
 BP_HD float canonical_state(float value) { return value != value ? float_from_bits(kCanonicalNanF32) : value; }
 

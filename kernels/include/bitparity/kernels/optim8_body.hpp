@@ -57,7 +57,7 @@ BP_HD void optim8_store(const Optimizer8Params& p, const CodeTable* tables, cons
   }
 }
 
-constexpr std::int64_t kMaxOptim8Block = 4096;  // the largest block size (supported_block_sizes)
+constexpr std::int64_t kMaxOptim8Block = kLargestBlocksize;
 
 // The element pass of a contiguous block: parameter and gradient as fp32 in, the new parameter and
 // states into scratch arrays. Each restrict pointer is a parameter of this function, and none of the
@@ -84,10 +84,11 @@ BP_HD void optim8_elements_contiguous(const StepScalars scalars, const CodeTable
 // dtype D: optim8_element, the scan and optim8_store, in passes over the block. Results go to local
 // arrays first, so that every loop vectorizes (a store straight into a tensor could alias the code
 // tables the loops gather from). Returns whether a state of the block was not finite.
-// `decide` takes the nearest codes of the new states (DecideNearest, or a launcher's own).
-template <OptimizerKind K, DType D, class Decide = DecideNearest>
+// `decide` takes the nearest codes of the new states (DecideNearest, or a launcher's own), `halves`
+// widens and narrows f16 runs (HalfRunsByElement, or a launcher's own).
+template <OptimizerKind K, DType D, class Decide = DecideNearest, class HalfRuns = HalfRunsByElement>
 BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block,
-                                   const Decide& decide = {}) {
+                                   const Decide& decide = {}, const HalfRuns& halves = {}) {
   constexpr int states = state_count(K);
   struct {
     float widened_param[kMaxOptim8Block];  // f16 and bf16 inputs as fp32
@@ -111,8 +112,8 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
     param_values = static_cast<const float*>(param) + param_at;
     grad_values = static_cast<const float*>(grad) + grad_at;
   } else {
-    for (std::int64_t j = 0; j < count; ++j) scratch.widened_param[j] = load_as<D>(param, param_at + j);
-    for (std::int64_t j = 0; j < count; ++j) scratch.widened_grad[j] = load_as<D>(grad, grad_at + j);
+    widen_run<D>(param, param_at, scratch.widened_param, count, halves);
+    widen_run<D>(grad, grad_at, scratch.widened_grad, count, halves);
   }
   // The scalars go by value: the body reads some under a condition, and loads from the parameters
   // under a condition are not hoisted out of the loop (they would keep it scalar).
@@ -131,7 +132,7 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
     p.absmax[k][block] = new_absmax;
     any_nonfinite = any_nonfinite || scan.nonfinite;
   }
-  for (std::int64_t j = 0; j < count; ++j) store_computed_as<D>(param, param_at + j, scratch.param[j]);
+  narrow_run<D>(scratch.param, param, param_at, count, halves);
   return any_nonfinite;
 }
 

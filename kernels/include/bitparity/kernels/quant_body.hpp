@@ -273,12 +273,27 @@ BP_HD void quantize_contiguous_packed(const CodeTable& table, const void* __rest
 }
 
 // The whole of one block on one thread (the CPU launcher's unit of work), reading input dtype D.
-// `decide` takes the nearest codes of contiguous data (DecideNearest, or a launcher's own).
-template <DType D, class Decide = DecideNearest>
+// `decide` takes the nearest codes of contiguous data (DecideNearest, or a launcher's own), `halves`
+// widens f16 runs (HalfRunsByElement, or a launcher's own).
+template <DType D, class Decide = DecideNearest, class HalfRuns = HalfRunsByElement>
 BP_HD void quantize_block(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
-                          const Decide& decide = {}) {
+                          const Decide& decide = {}, const HalfRuns& halves = {}) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
+  if constexpr (D != DType::f32) {
+    // A contiguous f16 or bf16 block is widened once, exactly, and quantized as fp32 values: the
+    // scan and the decision would otherwise each widen it. Same values, so the same codes.
+    if (p.input_index.contiguous && end - begin <= kLargestBlocksize) {
+      float widened[kLargestBlocksize];
+      widen_run<D>(p.input, p.input_index.offset + begin, widened, end - begin, halves);
+      QuantizeParams of_widened = p;
+      of_widened.input = widened;
+      of_widened.input_dtype = DType::f32;
+      of_widened.input_index.offset = -begin;  // element i of the tensor is widened[i - begin]
+      quantize_block<DType::f32>(table, of_widened, block, decide, halves);
+      return;
+    }
+  }
   const auto load = [&](std::int64_t i) { return load_as<D>(p.input, p.input_index.storage(i)); };
   BlockScan scan;
   if (p.input_index.contiguous) {
@@ -367,11 +382,27 @@ BP_HD bool products_round_in_fp32(const CodeTable& table, float absmax) {
 
 // Elements [begin, end) of 8-bit codes into a contiguous output, in fp32 lanes where the block
 // allows (dequantized_in_fp32), else the element body: loops the compiler can vectorize.
-template <DType D>
+// f16 and bf16 outputs take the round-to-odd products of a run first, then narrow them
+// (narrow_run: store_computed_as's rounding to nearest and canonical NaN, as dequantized_in_fp32
+// does; f16 by `halves`). Two loops: GCC 12 spilled registers in the one that did both.
+template <DType D, class HalfRuns = HalfRunsByElement>
 BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __restrict codes, void* __restrict output,
-                                 std::int64_t output_offset, float absmax, std::int64_t begin, std::int64_t end) {
+                                 std::int64_t output_offset, float absmax, std::int64_t begin, std::int64_t end,
+                                 const HalfRuns& halves = {}) {
   if (products_round_in_fp32<D>(table, absmax)) {
     OutputWord<D>* const out = static_cast<OutputWord<D>*>(output) + output_offset;
+    if constexpr (D != DType::f32) {
+      constexpr std::int64_t kRun = 256;
+      float odd[kRun];
+      for (std::int64_t first = begin; first < end; first += kRun) {
+        const std::int64_t count = end - first < kRun ? end - first : kRun;
+        for (std::int64_t j = 0; j < count; ++j) {
+          odd[j] = product_rounded_to_odd(table.code_values[codes[first + j]], absmax);
+        }
+        narrow_run<D>(odd, output, output_offset + first, count, halves);
+      }
+      return;
+    }
     for (std::int64_t i = begin; i < end; ++i) out[i] = dequantized_in_fp32<D>(table.code_values[codes[i]], absmax);
     return;
   }
@@ -420,16 +451,17 @@ BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8
 }
 
 // The whole of one block on one thread (the CPU launcher's unit of work), writing output dtype D.
-// `select` picks 4-bit outputs from the block's table (SelectByNibbles, or a launcher's own).
-template <DType D, class Select = SelectByNibbles>
+// `select` picks 4-bit outputs from the block's table (SelectByNibbles, or a launcher's own),
+// `halves` narrows f16 runs (HalfRunsByElement, or a launcher's own).
+template <DType D, class Select = SelectByNibbles, class HalfRuns = HalfRunsByElement>
 BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, std::int64_t block,
-                            const Select& select = {}) {
+                            const Select& select = {}, const HalfRuns& halves = {}) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   const float absmax = p.absmax[block];
   if (p.output_index.contiguous) {
     if (p.bits == 8) {
-      dequantize_contiguous<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end);
+      dequantize_contiguous<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, halves);
       return;
     }
     if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte

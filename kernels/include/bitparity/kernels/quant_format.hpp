@@ -88,7 +88,8 @@ const CodeTable& code_table(QuantFormat format);        // built once, immutable
 // The tables of three formats side by side (an 8-bit step's states), copied once per triple and
 // kept for the process: a step indexes them without copying 3 x 85 KB per call.
 const CodeTable* code_tables_in_a_row(const std::array<QuantFormat, 3>& formats);
-// Block sizes the kernels accept: powers of two 64..4096, and 32 for 4-bit formats.
+// Block sizes the kernels accept: powers of two 64..kLargestBlocksize, and 32 for 4-bit formats.
+inline constexpr std::int64_t kLargestBlocksize = 4096;
 std::vector<std::int64_t> supported_block_sizes(QuantFormat format);
 void validate_block_size(QuantFormat format, std::int64_t blocksize);  // throws with the valid list
 
