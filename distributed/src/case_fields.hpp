@@ -41,10 +41,7 @@ inline std::vector<std::int64_t> smaller_sizes(std::int64_t n, std::int64_t leas
 
 // A kernel refusal as a saved case's finding: its message without the code name ("invalid_argument: ").
 inline properties::CaseFileError case_file_error(const std::string& prefix, const Error& error) {
-  std::string text = error.what();
-  const std::string code = std::string(error_code_name(error.code())) + ": ";
-  if (text.rfind(code, 0) == 0) text.erase(0, code.size());
-  return properties::CaseFileError(prefix + text);
+  return properties::CaseFileError(prefix + error.message());
 }
 
 // "1 step", "3 steps".

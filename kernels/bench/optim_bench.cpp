@@ -2,7 +2,7 @@
 // element, parameter and gradient of dtype size s: the parameter read and written (2s), the gradient
 // read twice (2s: the non-finite pre-scan re-reads it), each fp32 state read and written (8). For
 // fp32 Adam that is 32 B/element. 8-bit states: per state one code read and written (2) and the
-// block absmax read and written (8 per block).
+// block absmax read and written (8 per block); 20.06 B/element for fp32 8-bit Adam at block size 256.
 #include "bench_support.hpp"
 #include "bitparity/kernels/optimizer.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
@@ -81,8 +81,9 @@ void step8_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, D
     optimizer8_step(kind, hyper, param, grad, quantized, kBlock);
     ++hyper.step;
   });
-  // The 8-bit step skips a non-finite block inside the kernel: the gradient is read once.
-  report(state, buffers, 3 * value_bytes + static_cast<std::int64_t>(states) * (2 * elements + 8 * blocks), elements,
+  // The gradient is read twice, as in the 32-bit step: optimizer8_step pre-scans it for non-finite
+  // values (and skips the step on one) before the blockwise pass.
+  report(state, buffers, 4 * value_bytes + static_cast<std::int64_t>(states) * (2 * elements + 8 * blocks), elements,
          times);
 }
 

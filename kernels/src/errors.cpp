@@ -16,6 +16,6 @@ const char* error_code_name(ErrorCode code) {
 }
 
 Error::Error(ErrorCode code, const std::string& message)
-    : std::runtime_error(std::string(error_code_name(code)) + ": " + message), code_(code) {}
+    : std::runtime_error(std::string(error_code_name(code)) + ": " + message), code_(code), message_(message) {}
 
 }  // namespace bitparity

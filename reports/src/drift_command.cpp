@@ -78,10 +78,7 @@ std::vector<std::pair<std::string, double>> checked_settings(const std::vector<s
     try {
       properties::drift_hyperparameters(kind, settings);
     } catch (const Error& error) {
-      std::string message = error.what();
-      const std::string code = std::string(error_code_name(error.code())) + ": ";
-      if (message.rfind(code, 0) == 0) message.erase(0, code.size());
-      throw UsageError("--set: " + message + "; change the value or drop --set for it");
+      throw UsageError("--set: " + refusal_text(error) + "; change the value or drop --set for it");
     }
   }
   return settings;

@@ -27,11 +27,6 @@ class GpuMissingError : public std::runtime_error {
 
 // A kernel refusal's message without its code name ("invalid_argument: "), for a UsageError that
 // passes it on: the code is the exit status's business, the message the person's.
-inline std::string refusal_text(const Error& error) {
-  std::string text = error.what();
-  const std::string code = std::string(error_code_name(error.code())) + ": ";
-  if (text.rfind(code, 0) == 0) text.erase(0, code.size());
-  return text;
-}
+inline std::string refusal_text(const Error& error) { return error.message(); }
 
 }  // namespace bitparity::reports
