@@ -182,26 +182,34 @@ std::vector<float> absmax_near_ties(const CodeTable& table) {
 }
 
 // 8-bit dequantize into a contiguous output rounds the products in fp32 lanes (an fma error term and
-// round-to-odd); the element path rounds the exact double product. Every code of every 8-bit map,
-// into every output dtype, at products next to ties and underflow, must give the same bits.
+// round-to-odd); the element path rounds the exact double product. Blocks of 256 or more take each
+// code's output once and select from it, shorter blocks compute each element's. Every code of every
+// 8-bit map, into every output dtype, at products next to ties and underflow, on both, must give
+// the same bits.
 TEST(VectorPaths, Contiguous8BitDequantizeGivesTheElementPathsBits) {
+  constexpr std::int64_t kCodes = 256;
   for (const QuantFormat format : {QuantFormat::dynamic8_signed, QuantFormat::dynamic8_unsigned, QuantFormat::linear8,
                                    QuantFormat::linear8_fused}) {
     const CodeTable& table = code_table(format);
-    std::vector<float> absmax = absmax_near_ties(table);
-    constexpr std::int64_t kCodes = 256;
-    const auto blocks = static_cast<std::int64_t>(absmax.size());
-    const std::int64_t n = blocks * kCodes;
+    const std::vector<float> absmax_values = absmax_near_ties(table);
+    const std::int64_t n = static_cast<std::int64_t>(absmax_values.size()) * kCodes;
+    // Each run of 256 elements holds every code once, out of order (37 is odd: a permutation), and
+    // has one absmax value, whatever the block size.
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i % kCodes);
-    for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
-      const auto outputs =
-          dequantized_by_both_paths(contiguous_view(codes.data(), DType::u8, Device::cpu(), {n}), absmax, format, kCodes, dtype, n);
-      const std::size_t word = static_cast<std::size_t>(dtype_storage_bytes(dtype, 1));
-      for (std::size_t at = 0; at < outputs[0].size(); at += word) {
-        ASSERT_TRUE(std::equal(outputs[0].begin() + at, outputs[0].begin() + at + word, outputs[1].begin() + at))
-            << quant_format_info(format).name << " " << dtype_name(dtype) << " element " << at / word << ": code "
-            << at / word % kCodes << ", absmax " << std::hexfloat << absmax[at / word / kCodes];
+    for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 37 + 11) % kCodes);
+    for (const std::int64_t blocksize : {kCodes, std::int64_t{64}}) {
+      std::vector<float> absmax;
+      for (const float value : absmax_values) absmax.insert(absmax.end(), static_cast<std::size_t>(kCodes / blocksize), value);
+      for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+        const auto outputs = dequantized_by_both_paths(contiguous_view(codes.data(), DType::u8, Device::cpu(), {n}), absmax,
+                                                       format, blocksize, dtype, n);
+        const std::size_t word = static_cast<std::size_t>(dtype_storage_bytes(dtype, 1));
+        for (std::size_t at = 0; at < outputs[0].size(); at += word) {
+          ASSERT_TRUE(std::equal(outputs[0].begin() + at, outputs[0].begin() + at + word, outputs[1].begin() + at))
+              << quant_format_info(format).name << " " << dtype_name(dtype) << " block size " << blocksize << " element "
+              << at / word << ": code " << int{codes[at / word]} << ", absmax " << std::hexfloat
+              << absmax_values[at / word / kCodes];
+        }
       }
     }
   }

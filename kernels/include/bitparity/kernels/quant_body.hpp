@@ -380,35 +380,65 @@ BP_HD bool products_round_in_fp32(const CodeTable& table, float absmax) {
   return D != DType::bf16 || !(absmax * table.smallest_magnitude < 0x1p-100f);
 }
 
-// Elements [begin, end) of 8-bit codes into a contiguous output, in fp32 lanes where the block
-// allows (dequantized_in_fp32), else the element body: loops the compiler can vectorize.
-// f16 and bf16 outputs take the round-to-odd products of a run first, then narrow them
-// (narrow_run: store_computed_as's rounding to nearest and canonical NaN, as dequantized_in_fp32
-// does; f16 by `halves`). Two loops: GCC 12 spilled registers in the one that did both.
-template <DType D, class HalfRuns = HalfRunsByElement>
-BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __restrict codes, void* __restrict output,
-                                 std::int64_t output_offset, float absmax, std::int64_t begin, std::int64_t end,
-                                 const HalfRuns& halves = {}) {
+// The outputs of `count` elements into out[0, count), element j's code value being value_of(j)
+// (table.code_values[code]): in fp32 lanes where the block allows (dequantized_in_fp32), else the
+// element body's exact product (dequantized_exact); loops the compiler can vectorize. f16 and bf16
+// outputs take the round-to-odd products of a run first, then narrow them (narrow_run:
+// store_computed_as's rounding to nearest and canonical NaN, as dequantized_in_fp32 does; f16 by
+// `halves`). Two loops: GCC 12 spilled registers in the one that did both.
+template <DType D, class HalfRuns, class ValueOf>
+BP_HD void dequantized_of_values(const CodeTable& table, const ValueOf& value_of, OutputWord<D>* __restrict out,
+                                 float absmax, std::int64_t count, const HalfRuns& halves) {
   if (products_round_in_fp32<D>(table, absmax)) {
-    OutputWord<D>* const out = static_cast<OutputWord<D>*>(output) + output_offset;
     if constexpr (D != DType::f32) {
       constexpr std::int64_t kRun = 256;
       float odd[kRun];
-      for (std::int64_t first = begin; first < end; first += kRun) {
-        const std::int64_t count = end - first < kRun ? end - first : kRun;
-        for (std::int64_t j = 0; j < count; ++j) {
-          odd[j] = product_rounded_to_odd(table.code_values[codes[first + j]], absmax);
-        }
-        narrow_run<D>(odd, output, output_offset + first, count, halves);
+      for (std::int64_t first = 0; first < count; first += kRun) {
+        const std::int64_t run = count - first < kRun ? count - first : kRun;
+        for (std::int64_t j = 0; j < run; ++j) odd[j] = product_rounded_to_odd(value_of(first + j), absmax);
+        narrow_run<D>(odd, out, first, run, halves);
       }
-      return;
+    } else {
+      for (std::int64_t j = 0; j < count; ++j) out[j] = dequantized_in_fp32<D>(value_of(j), absmax);
     }
-    for (std::int64_t i = begin; i < end; ++i) out[i] = dequantized_in_fp32<D>(table.code_values[codes[i]], absmax);
     return;
   }
-  for (std::int64_t i = begin; i < end; ++i) {
-    store_rounded_double_as<D>(output, output_offset + i, dequantized_exact(table, codes[i], absmax));
+  for (std::int64_t j = 0; j < count; ++j) {
+    store_rounded_double_as<D>(out, j, static_cast<double>(value_of(j)) * static_cast<double>(absmax));
   }
+}
+
+// Outputs of `count` 8-bit codes selected from a block's table of 256 (dequantized_of_values of
+// every code). A launcher may pass another selection: it only moves the table's words.
+struct SelectByCode {
+  template <class Word>
+  BP_HD void operator()(const Word* of_code, const std::uint8_t* __restrict codes, Word* __restrict out,
+                        std::int64_t count) const {
+    for (std::int64_t j = 0; j < count; ++j) out[j] = of_code[codes[j]];
+  }
+};
+
+// Elements [begin, end) of 8-bit codes into a contiguous output. A block of at least 256 elements
+// computes the output of each code once (an output is a function of its code and the block's
+// absmax alone) and then selects: no gather of the code values, and the rounding runs on 256 words
+// instead of the block's. A shorter block computes each element's.
+template <DType D, class HalfRuns = HalfRunsByElement, class SelectCode = SelectByCode>
+BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __restrict codes, void* __restrict output,
+                                 std::int64_t output_offset, float absmax, std::int64_t begin, std::int64_t end,
+                                 const HalfRuns& halves = {}, const SelectCode& select_code = {}) {
+  OutputWord<D>* const out = static_cast<OutputWord<D>*>(output) + output_offset;
+  constexpr int kCodes = 256;
+  const float* const code_values = table.code_values;
+  if (end - begin >= kCodes) {
+    OutputWord<D> of_code[kCodes];
+    dequantized_of_values<D>(table, [&](std::int64_t code) { return code_values[code]; }, of_code, absmax, kCodes,
+                             halves);
+    select_code(of_code, codes + begin, out + begin, end - begin);
+    return;
+  }
+  const std::uint8_t* const block_codes = codes + begin;
+  dequantized_of_values<D>(table, [&](std::int64_t j) { return code_values[block_codes[j]]; }, out + begin, absmax,
+                           end - begin, halves);
 }
 
 // The output of each of the 16 codes of a 4-bit map in a block with this absmax: an element's output
@@ -451,17 +481,18 @@ BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8
 }
 
 // The whole of one block on one thread (the CPU launcher's unit of work), writing output dtype D.
-// `select` picks 4-bit outputs from the block's table (SelectByNibbles, or a launcher's own),
-// `halves` narrows f16 runs (HalfRunsByElement, or a launcher's own).
-template <DType D, class Select = SelectByNibbles, class HalfRuns = HalfRunsByElement>
+// `select` and `select_code` pick 4-bit and 8-bit outputs from the block's table (SelectByNibbles,
+// SelectByCode, or a launcher's own), `halves` narrows f16 runs (HalfRunsByElement, or its own).
+template <DType D, class Select = SelectByNibbles, class HalfRuns = HalfRunsByElement, class SelectCode = SelectByCode>
 BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, std::int64_t block,
-                            const Select& select = {}, const HalfRuns& halves = {}) {
+                            const Select& select = {}, const HalfRuns& halves = {},
+                            const SelectCode& select_code = {}) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   const float absmax = p.absmax[block];
   if (p.output_index.contiguous) {
     if (p.bits == 8) {
-      dequantize_contiguous<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, halves);
+      dequantize_contiguous<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, halves, select_code);
       return;
     }
     if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte
