@@ -74,6 +74,61 @@ __attribute__((target("arch=x86-64-v3"))) inline __m256 words_in_order(__m256 pa
 }
 }  // namespace
 
+namespace {
+// Word `index` (0-15) of the 16 words held as two 8-word halves: vpermps reads an index's low 3
+// bits; bit 3, shifted to the sign, picks the half. Halves known unused are not read.
+template <int LargestIndex>
+__attribute__((target("arch=x86-64-v3"))) inline __m256 word_of_16(__m256 lower, __m256 upper, __m256i index) {
+  const __m256 from_lower = _mm256_permutevar8x32_ps(lower, index);
+  if constexpr (LargestIndex < 8) {
+    return from_lower;
+  } else {
+    return _mm256_blendv_ps(from_lower, _mm256_permutevar8x32_ps(upper, index),
+                            _mm256_castsi256_ps(_mm256_slli_epi32(index, 28)));
+  }
+}
+
+// levels_of_16 on 8 values: the level of step Step (candidates from Start), then the next ones.
+template <int Step, int Start, int FirstStep>
+__attribute__((target("arch=x86-64-v3"))) inline __m256i levels_of_8(__m256 lower, __m256 upper, __m256i c, __m256 x) {
+  const __m256i index = _mm256_add_epi32(_mm256_srli_epi32(c, log2_of(2 * Step)), _mm256_set1_epi32(Start));
+  const __m256 candidate = word_of_16<Start + FirstStep / Step - 1>(lower, upper, index);
+  const __m256i below = _mm256_castps_si256(_mm256_cmp_ps(candidate, x, _CMP_LT_OQ));  // a NaN x stays at 0
+  c = _mm256_add_epi32(c, _mm256_and_si256(below, _mm256_set1_epi32(Step)));
+  if constexpr (Step > 1) {
+    return levels_of_8<Step / 2, 2 * Start + 1, FirstStep>(lower, upper, c, x);
+  } else {
+    return c;
+  }
+}
+
+template <int FirstStep>
+__attribute__((target("arch=x86-64-v3"))) std::int64_t search_of_16_avx2(const CodeTable& table, const float* v,
+                                                                        std::int32_t* chosen, std::int64_t count) {
+  const __m256 lower = _mm256_loadu_ps(table.thresholds_by_level), upper = _mm256_loadu_ps(table.thresholds_by_level + 8);
+  const __m256 codes_lower = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(table.sorted_codes)));
+  const __m256 codes_upper =
+      _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(table.sorted_codes + 8)));
+  std::int64_t j = 0;
+  for (; j + 8 <= count; j += 8) {
+    const __m256i c = levels_of_8<FirstStep, 0, FirstStep>(lower, upper, _mm256_setzero_si256(), _mm256_loadu_ps(v + j));
+    const __m256 code = word_of_16<2 * FirstStep - 1>(codes_lower, codes_upper, c);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(chosen + j), _mm256_castps_si256(code));
+  }
+  return j;
+}
+}  // namespace
+
+std::int64_t nearest_codes_search_avx2(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count) {
+  switch (table.first_step) {
+    case 8: return search_of_16_avx2<8>(table, v, chosen, count);
+    case 4: return search_of_16_avx2<4>(table, v, chosen, count);
+    case 2: return search_of_16_avx2<2>(table, v, chosen, count);
+    case 1: return search_of_16_avx2<1>(table, v, chosen, count);
+    default: return 0;
+  }
+}
+
 __attribute__((target("arch=x86-64-v3"))) std::int64_t nearest_codes_by_bucket_avx2(const CodeTable& table, const float* v,
                                                                                    std::int32_t* chosen, std::int64_t count) {
   if (table.nearest_ready == 0) return 0;
@@ -111,6 +166,7 @@ __attribute__((target("arch=x86-64-v3"))) std::int64_t nearest_codes_by_bucket_a
 
 std::int64_t nearest_codes_avx512(const CodeTable&, const float*, std::int32_t*, std::int64_t) { return 0; }
 std::int64_t nearest_codes_by_bucket_avx2(const CodeTable&, const float*, std::int32_t*, std::int64_t) { return 0; }
+std::int64_t nearest_codes_search_avx2(const CodeTable&, const float*, std::int32_t*, std::int64_t) { return 0; }
 
 #endif
 

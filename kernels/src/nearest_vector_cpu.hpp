@@ -22,13 +22,20 @@ std::int64_t nearest_codes_avx512(const CodeTable& table, const float* v, std::i
 // codes. Decides the first count - count % 8 values where table.nearest_ready; returns how many.
 std::int64_t nearest_codes_by_bucket_avx2(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count);
 
+// nearest_codes_avx512's search with AVX2 on 8 values at once, each level's candidates permuted
+// from the two halves of thresholds_by_level (vpermps) and blended where a level reaches the upper
+// half; the count becomes the code the same way. The same count, so the same codes. For maps of at
+// most 16 distinct values; returns how many it decided (0 for other maps).
+std::int64_t nearest_codes_search_avx2(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count);
+
 // The launcher's decision: a vector path for whole vectors, DecideNearest for the rest. Machines
 // with AVX-512 keep the compiled 16-lane gathers for 8-bit maps (the AVX2 path is unmeasured there).
 struct DecideNearestVector {
   void operator()(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count) const {
-    const std::int64_t done = cpu_has_avx512bw() ? nearest_codes_avx512(table, v, chosen, count)
-                              : cpu_has_avx2()   ? nearest_codes_by_bucket_avx2(table, v, chosen, count)
-                                                 : 0;
+    const std::int64_t done = cpu_has_avx512bw()   ? nearest_codes_avx512(table, v, chosen, count)
+                              : !cpu_has_avx2()     ? 0
+                              : table.first_step <= 8 ? nearest_codes_search_avx2(table, v, chosen, count)
+                                                    : nearest_codes_by_bucket_avx2(table, v, chosen, count);
     DecideNearest{}(table, v + done, chosen + done, count - done);
   }
 };

@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace bitparity::cpu {
 
 // GCC's vector extensions: __builtin_shuffle with a variable mask compiles to vpermw / vpermps.
@@ -59,8 +63,62 @@ __attribute__((target("arch=x86-64-v4"))) std::int64_t select_by_nibbles_avx512(
   return j;
 }
 
+// The 32 table indices of 16 code bytes in output order (high nibble, then low, byte by byte):
+// outputs 0-15 in the low half, 16-31 in the high half.
+__attribute__((target("arch=x86-64-v3"))) inline __m256i nibbles_in_output_order(const std::uint8_t* codes) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+  const __m128i nibble = _mm_set1_epi8(0x0F);
+  const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), nibble), low = _mm_and_si128(packed, nibble);
+  return _mm256_set_m128i(_mm_unpackhi_epi8(high, low), _mm_unpacklo_epi8(high, low));
+}
+
+__attribute__((target("arch=x86-64-v3"))) std::int64_t select_by_nibbles_avx2(const std::uint16_t* of_code,
+                                                                             const std::uint8_t* codes,
+                                                                             std::uint16_t* out, std::int64_t bytes) {
+  // The table's low and high bytes as two 16-byte shuffle tables, in both 128-bit lanes.
+  alignas(16) std::uint8_t low_bytes[16], high_bytes[16];
+  for (int i = 0; i < 16; ++i) {
+    low_bytes[i] = static_cast<std::uint8_t>(of_code[i] & 0xFF);
+    high_bytes[i] = static_cast<std::uint8_t>(of_code[i] >> 8);
+  }
+  const __m256i low_table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(low_bytes)));
+  const __m256i high_table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(high_bytes)));
+  std::int64_t j = 0;
+  for (; j + 16 <= bytes; j += 16) {
+    const __m256i index = nibbles_in_output_order(codes + j);
+    const __m256i low = _mm256_shuffle_epi8(low_table, index), high = _mm256_shuffle_epi8(high_table, index);
+    // Per 128-bit lane, unpacklo joins outputs 0-7 (16-23 in the high lane), unpackhi 8-15 (24-31).
+    const __m256i first = _mm256_unpacklo_epi8(low, high), second = _mm256_unpackhi_epi8(low, high);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * j), _mm256_permute2x128_si256(first, second, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * j + 16), _mm256_permute2x128_si256(first, second, 0x31));
+  }
+  return j;
+}
+
+__attribute__((target("arch=x86-64-v3"))) std::int64_t select_by_nibbles_avx2(const float* of_code,
+                                                                             const std::uint8_t* codes, float* out,
+                                                                             std::int64_t bytes) {
+  const __m256 lower = _mm256_loadu_ps(of_code), upper = _mm256_loadu_ps(of_code + 8);
+  std::int64_t j = 0;
+  for (; j + 16 <= bytes; j += 16) {
+    const __m256i index = nibbles_in_output_order(codes + j);
+    alignas(32) std::uint8_t indices[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(indices), index);
+    for (int group = 0; group < 4; ++group) {  // 8 outputs each
+      const __m256i i = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(indices + 8 * group)));
+      // vpermps reads an index's low 3 bits; bit 3, shifted to the sign, picks the half.
+      const __m256 words = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lower, i), _mm256_permutevar8x32_ps(upper, i),
+                                            _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
+      _mm256_storeu_ps(out + 2 * j + 8 * group, words);
+    }
+  }
+  return j;
+}
+
 #else
 
+std::int64_t select_by_nibbles_avx2(const std::uint16_t*, const std::uint8_t*, std::uint16_t*, std::int64_t) { return 0; }
+std::int64_t select_by_nibbles_avx2(const float*, const std::uint8_t*, float*, std::int64_t) { return 0; }
 std::int64_t select_by_nibbles_avx512(const std::uint16_t*, const std::uint8_t*, std::uint16_t*, std::int64_t) { return 0; }
 std::int64_t select_by_nibbles_avx512(const float*, const std::uint8_t*, float*, std::int64_t) { return 0; }
 

@@ -33,14 +33,14 @@ std::vector<float> decision_edges(const CodeTable& table) {
       }
     }
   }
-  for (const float v : {0.0f, -0.0f, 1e-45f, -1e-45f, 1.0f, -1.0f, 0.5f, -0.5f}) edges.push_back(v);
+  for (const float v : {0.0f, -0.0f, 1e-45f, -1e-45f, 1.0f, -1.0f, 0.5f, -0.5f, -0.25f}) edges.push_back(v);
   std::vector<float> input;
   for (std::size_t i = 0; i < edges.size(); ++i) {
     if (input.size() % kBlock == 0) input.push_back(1.0f);
     input.push_back(edges[i]);
   }
-  input.push_back(-0.25f);  // an odd count: a 4-bit tensor's last byte holds one element
-  if (input.size() % 2 == 0) input.push_back(0.75f);
+  // An odd count: a 4-bit tensor's last byte holds one element. A new block starts with 1.0 too.
+  if (input.size() % 2 == 0) input.push_back(input.size() % kBlock == 0 ? 1.0f : 0.75f);
   return input;
 }
 
@@ -87,6 +87,18 @@ TEST(VectorPaths, ContiguousQuantizeOfAMapWithoutTheFinerIndexGivesTheSearchsCod
   const QuantFormat format = register_code_map({"test-vector-dense-map", 8, values, "a test map"});
   ASSERT_EQ(code_table(format).nearest_ready, 0);
   expect_search_codes_at_decision_edges(format);
+}
+
+// 4-bit maps with fewer distinct values: the vector searches start at a smaller first step.
+TEST(VectorPaths, ContiguousQuantizeOfSmaller4BitMapsGivesTheSearchsCode) {
+  for (int distinct = 2; distinct <= 16; ++distinct) {
+    std::vector<float> values(16, 1.0f);  // repeats of the largest value fill the 16 codes
+    for (int k = 0; k < distinct; ++k) values[static_cast<std::size_t>(k)] = static_cast<float>(k) / static_cast<float>(distinct - 1);
+    const QuantFormat format =
+        register_code_map({"test-vector-4bit-" + std::to_string(distinct), 4, values, "a test map"});
+    ASSERT_EQ(code_table(format).sorted_count, distinct);
+    expect_search_codes_at_decision_edges(format);
+  }
 }
 
 // The scan on bit patterns: the largest finite magnitude, and NaN/inf flagged wherever they sit.
