@@ -26,29 +26,12 @@ using properties::Layout;
 constexpr std::uint8_t kFillByte = 0x5A;  // output storage outside a view must keep it
 constexpr std::uint64_t kParameterId = 0x5EED000;
 
-struct GatheredCase {
-  std::vector<std::int64_t> sizes;  // the logical tensor
-  int dim = 0;                      // chunked along it, one chunk per rank
-  int piece_dim = -1;               // >= 0: used in torch.chunk pieces along this dim of the gathered view
-  std::int64_t pieces = 1;
-  std::int64_t blocksize = 64;
-  int steps = 1;
-  Hyperparameters hyper;
-  DType convert_to = DType::f32;
-  std::string describe() const {
-    std::string text = properties::describe_shape(sizes) + ", chunked along dim " + std::to_string(dim);
-    if (piece_dim >= 0) text += ", used in " + std::to_string(pieces) + " torch.chunk pieces along dim " + std::to_string(piece_dim) + " of the gathered view";
-    return text + ", blocksize " + std::to_string(blocksize);
-  }
-};
-
-bool is_optimizer(OperationFamily family) {
-  return family == OperationFamily::optimizer_step || family == OperationFamily::optimizer8_step;
-}
-
+// The tensor's values are those of parameter kParameterId at seed + step; the optimizers' initial
+// parameter is parameter kParameterId + 1 at the seed (a prefix of it is the shorter draw).
 GatheredCase draw_case(const GatheredTarget& target, std::uint64_t seed, int world) {
   std::mt19937_64 random(seed * 0x2545F4914F6CDD1Dull + static_cast<std::uint64_t>(world));
   GatheredCase c;
+  c.target = target;
   const int ndim = 1 + static_cast<int>(random() % 4);
   c.dim = static_cast<int>(random() % static_cast<std::uint64_t>(ndim));
   for (int d = 0; d < ndim; ++d) c.sizes.push_back(1 + static_cast<std::int64_t>(random() % 5));
@@ -58,17 +41,22 @@ GatheredCase draw_case(const GatheredTarget& target, std::uint64_t seed, int wor
     c.piece_dim = static_cast<int>(random() % static_cast<std::uint64_t>(ndim + 1));  // the split view has ndim + 1 dims
     c.pieces = 2 + static_cast<std::int64_t>(random() % 3);
   }
+  int steps = 1;
   if (target.family == OperationFamily::quantize || target.family == OperationFamily::dequantize) {
     c.blocksize = supported_block_sizes(target.format).front();  // small blocks: many of them
   } else {
     c.blocksize = std::array<std::int64_t, 2>{64, 128}[random() % 2];
   }
-  if (is_optimizer(target.family)) {
-    c.steps = 2;
+  if (is_optimizer_family(target.family)) {
+    steps = 2;
     c.hyper = draw_hyperparameters(target.kind, target.family == OperationFamily::optimizer8_step, random);
   }
   const DType others[] = {DType::f32, DType::f16, DType::bf16};
   do c.convert_to = others[random() % 3]; while (c.convert_to == target.dtype);
+  for (int step = 1; step <= steps; ++step) {
+    c.tensors.push_back(initial_parameter(seed + static_cast<std::uint64_t>(step), kParameterId, c.numel(), target.dtype));
+  }
+  if (is_optimizer_family(target.family)) c.initial = initial_parameter(seed, kParameterId + 1, c.numel(), target.dtype);
   return c;
 }
 
@@ -101,9 +89,8 @@ TensorView reshaped(const TensorView& buffer, const std::vector<std::int64_t>& s
 
 // The tensor of step `step`, exchanged for real: each rank sends the chunk it holds and receives
 // every rank's into the gathered buffer (the chunks one after another).
-HostTensor gather_tensor(const Layout& gathered, DType dtype, std::uint64_t seed, int step, Communicator& communicator) {
+HostTensor gather_tensor(const Layout& gathered, DType dtype, const std::vector<float>& values, Communicator& communicator) {
   const std::int64_t numel = gathered.storage_elements;
-  const std::vector<float> values = initial_parameter(seed + static_cast<std::uint64_t>(step), kParameterId, numel, dtype);
   // Every rank knows the whole tensor; it sends only the chunk it holds (chunk r is storage
   // elements [r * chunk, (r + 1) * chunk) of the gathered view).
   HostTensor whole = properties::make_tensor(dtype, gathered);
@@ -159,12 +146,12 @@ std::vector<std::uint32_t> written_outside(const HostTensor& storage, const Tens
 class PieceRun {
  public:
   // One piece of the gathered view: `strided` is that view, the contiguous run gets the same values.
-  PieceRun(const GatheredTarget& target, const GatheredCase& c, const Layout& piece, std::uint64_t seed)
-      : target_(target), case_(c), piece_(piece) {
+  PieceRun(const GatheredCase& c, const Layout& piece) : target_(c.target), case_(c), piece_(piece) {
+    const GatheredTarget& target = c.target;
     const std::int64_t numel = make_index(piece.sizes, piece.strides, 0).numel();
-    if (is_optimizer(target.family)) {
+    if (is_optimizer_family(target.family)) {
       const bool eight_bit = target.family == OperationFamily::optimizer8_step;
-      const std::vector<float> initial = initial_parameter(seed, kParameterId + 1, numel, target.dtype);
+      const std::vector<float> initial(c.initial.begin(), c.initial.begin() + numel);
       for (int run = 0; run < 2; ++run) {
         params_[run] = HostTensor::contiguous(target.dtype, piece.sizes);
         fixtures::write_logical(params_[run].view(), initial);
@@ -268,7 +255,7 @@ class PieceRun {
   }
 
   GatheredTarget target_;
-  GatheredCase case_;
+  const GatheredCase& case_;  // outlives the runs
   Layout piece_;
   HostTensor params_[2];
   std::unique_ptr<OptimizerState> states_[2];
@@ -288,20 +275,46 @@ std::uint64_t fnv1a(std::uint64_t hash, std::uint32_t value) {
 
 }  // namespace
 
-GatheredTally run_gathered_layout(const GatheredTarget& target, std::uint64_t seed, Communicator& communicator,
-                                  fixtures::Implementation& implementation) {
+std::int64_t GatheredCase::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t size : sizes) n *= size;
+  return n;
+}
+
+std::string GatheredCase::describe() const {
+  std::string text = properties::describe_shape(sizes) + ", chunked along dim " + std::to_string(dim);
+  if (piece_dim >= 0) text += ", used in " + std::to_string(pieces) + " torch.chunk pieces along dim " + std::to_string(piece_dim) + " of the gathered view";
+  return text + ", blocksize " + std::to_string(blocksize);
+}
+
+bool is_optimizer_family(OperationFamily family) {
+  return family == OperationFamily::optimizer_step || family == OperationFamily::optimizer8_step;
+}
+
+GatheredCase draw_gathered_case(const GatheredTarget& target, std::uint64_t seed, int world) { return draw_case(target, seed, world); }
+
+void check_gathered_world(const GatheredCase& c, int world) {
+  if (world < 1 || c.sizes[static_cast<std::size_t>(c.dim)] % world != 0) {
+    throw Error(ErrorCode::invalid_argument, "the case chunks dim " + std::to_string(c.dim) + " of size " +
+                                                 std::to_string(c.sizes[static_cast<std::size_t>(c.dim)]) + " over the ranks, which " +
+                                                 std::to_string(world) + " ranks do not divide; run it on a world size that does");
+  }
+}
+
+GatheredTally run_gathered_layout(const GatheredCase& c, Communicator& communicator, fixtures::Implementation& implementation) {
   const int world = communicator.size(), rank = communicator.rank();
-  const GatheredCase c = draw_case(target, seed, world);
+  check_gathered_world(c, world);
+  const GatheredTarget& target = c.target;
   const Layout gathered = properties::chunk_gather_layout(c.sizes, c.dim, world);
   const std::vector<Layout> pieces = c.piece_dim < 0 ? std::vector<Layout>{gathered} : chunk_pieces(gathered, c.piece_dim, c.pieces);
   std::vector<PieceRun> runs;
-  for (const Layout& piece : pieces) runs.emplace_back(target, c, piece, seed);
+  for (const Layout& piece : pieces) runs.emplace_back(c, piece);
   GatheredTally tally;
   std::vector<bool> refused(runs.size(), false);
-  for (int step = 1; step <= c.steps; ++step) {
-    set_activity("seed-000 case " + std::to_string(seed) + ": all_gather of step " + std::to_string(step));
-    const HostTensor received = gather_tensor(gathered, target.dtype, seed, step, communicator);
-    set_activity("seed-000 case " + std::to_string(seed) + ": " + std::string(fixtures::operation_family_name(target.family)) +
+  for (int step = 1; step <= c.steps(); ++step) {
+    set_activity("seed-000: all_gather of step " + std::to_string(step));
+    const HostTensor received = gather_tensor(gathered, target.dtype, c.tensors[static_cast<std::size_t>(step - 1)], communicator);
+    set_activity("seed-000: " + std::string(fixtures::operation_family_name(target.family)) +
                  " on the gathered view, step " + std::to_string(step));
     // Each rank visits the pieces in its own order, as ranks stepping their own piece first would.
     for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -334,7 +347,7 @@ GatheredTally run_gathered_layout(const GatheredTarget& target, std::uint64_t se
       }
     }
   }
-  set_activity("seed-000 case " + std::to_string(seed) + ": comparing ranks");
+  set_activity("seed-000: comparing ranks");
   std::vector<std::uint64_t> hashes(static_cast<std::size_t>(world));
   communicator.all_gather(&hash, sizeof hash, hashes.data());
   std::int64_t disagreeing = 0;

@@ -1,5 +1,5 @@
 // `bitparity check --suite storage|resume|sharded`: the suites that run over ranks are checked by
-// the sharded runner (P10, P11, P6), under `mpirun -np W` for W > 1 and on one rank without it. The
+// the sharded runner (P10, P11, P6 and P2r), under `mpirun -np W` for W > 1 and on one rank without it. The
 // check's own options carry over where they mean the same thing; the others are refused.
 #include "bitparity/reports/check_over_ranks.hpp"
 
@@ -12,23 +12,26 @@ namespace bitparity::reports {
 
 namespace {
 
-const std::map<std::string, std::string> kPropertyOfSuite = {{"storage", "P10"}, {"resume", "P11"}, {"sharded", "P6"}};
+const std::map<std::string, std::vector<std::string>> kPropertiesOfSuite = {
+    {"storage", {"P10"}}, {"resume", {"P11"}}, {"sharded", {"P6", "P2r"}}};
 
 }  // namespace
 
-bool is_suite_over_ranks(const std::string& name) { return kPropertyOfSuite.count(name) != 0; }
+bool is_suite_over_ranks(const std::string& name) { return kPropertiesOfSuite.count(name) != 0; }
 
 std::vector<std::string> suites_over_ranks() { return {"storage", "resume", "sharded"}; }
 
 std::string suite_over_ranks_of(const std::string& property) {
-  for (const auto& [suite, checked] : kPropertyOfSuite) {
-    if (checked == property) return suite;
+  for (const auto& [suite, checked] : kPropertiesOfSuite) {
+    if (std::find(checked.begin(), checked.end(), property) != checked.end()) return suite;
   }
   return "";
 }
 
 std::string runs_over_ranks_message(const std::string& suite) {
-  return "suite '" + suite + "' runs over ranks: use mpirun -np W bitparity sharded --property " + kPropertyOfSuite.at(suite) +
+  std::string properties;
+  for (const auto& property : kPropertiesOfSuite.at(suite)) properties += (properties.empty() ? "" : " --property ") + property;
+  return "suite '" + suite + "' runs over ranks: use mpirun -np W bitparity sharded --property " + properties +
          " (or mpirun -np W bitparity check --suite " + suite + ")";
 }
 
@@ -46,12 +49,13 @@ ShardedCommand sharded_command_of_check(const CheckCommand& check) {
       throw UsageError("suite " + name + " runs in one process and suites storage, resume and sharded run over ranks; check "
                        "them in two runs (`check --suite " + name + "`, then `mpirun -np W bitparity check --suite ...`)");
     }
-    sharded.properties.push_back(kPropertyOfSuite.at(name));
+    const auto& checked = kPropertiesOfSuite.at(name);
+    sharded.properties.insert(sharded.properties.end(), checked.begin(), checked.end());
     suites += (suites.empty() ? "" : ", ") + name;
   }
   for (const auto& id : asked.properties) {
     if (std::find(sharded.properties.begin(), sharded.properties.end(), id) == sharded.properties.end()) {
-      throw UsageError("--property " + id + " is not a property of suite " + suites + " (storage: P10, resume: P11, sharded: P6)");
+      throw UsageError("--property " + id + " is not a property of suite " + suites + " (storage: P10, resume: P11, sharded: P6 and P2r)");
     }
   }
   if (!asked.properties.empty()) sharded.properties = asked.properties;

@@ -175,6 +175,11 @@ std::string shrinking_text(const nlohmann::json& shrinking) {
       const std::int64_t n = s.value(key, std::int64_t{0});
       return std::to_string(n) + " " + (n == 1 ? one : many);
     };
+    if (s.contains("dimensions")) {  // P2r
+      return count("world_size", "rank", "ranks") + ", " + count("steps", "step", "steps") + ", " +
+             count("dimensions", "dimension", "dimensions") + ", " + count("elements", "element", "elements") + ", " +
+             count("pieces", "piece", "pieces");
+    }
     if (s.contains("storage_elements")) {
       return count("world_size", "rank", "ranks") + ", " + count("storage_elements", "storage element", "storage elements") + ", " +
              count("columns", "column", "columns") + ", " + count("adapter_elements", "adapter element", "adapter elements");
@@ -369,10 +374,13 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
               interrupted() ? (std::string(", interrupted by ") + interrupt_name()).c_str() : "");
   if (command.json_given) {
     nlohmann::json suites = nlohmann::json::object(), properties_json = nlohmann::json::object();
+    std::map<std::string, Tally> by_suite;  // sharded: P6 and P2r together
     for (const auto& [property, tally] : by_property) {
       properties_json[property] = tally_json(tally);
-      suites[suite_over_ranks_of(property)] = tally_json(tally);
+      Tally& suite = by_suite[suite_over_ranks_of(property)];
+      suite.rounds += tally.rounds, suite.cases += tally.cases, suite.elements += tally.elements, suite.seconds += tally.seconds;
     }
+    for (const auto& [suite, tally] : by_suite) suites[suite] = tally_json(tally);
     const nlohmann::json document = {{"schema", "bitparity.fuzz/1"},
                                      {"bitparity", version_string()},
                                      {"over_ranks", {{"worlds", kWorlds}, {"launcher", launcher}}},

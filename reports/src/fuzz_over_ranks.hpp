@@ -1,7 +1,7 @@
 #pragma once
 // `bitparity fuzz --suite sharded|storage|resume` (or `--implementation mutant:NAME` with a fault
 // only ranks can show): rounds of `sharded` over real ranks started through mpirun, round-robin
-// over the properties (P6, P10, P11) and world sizes 2 to 5, with fresh seeds and growing case
+// over the properties (P6, P2r, P10, P11) and world sizes 2 to 5, with fresh seeds and growing case
 // counts until the budget ends. A failing row is saved to CORPUS/over-ranks (rank_case.hpp).
 #include <functional>
 

@@ -16,9 +16,11 @@
 #include "rank_mutants.hpp"
 #include "rank_runs.hpp"
 #if BITPARITY_HAS_MPI
+#include "bitparity/distributed/gathered_case.hpp"
 #include "bitparity/distributed/shard_plan.hpp"
 #include "bitparity/distributed/sharded_case.hpp"
 #include "bitparity/distributed/storage_case.hpp"
+#include "sharded_plan.hpp"  // kGatheredLayoutName
 #endif
 
 namespace bitparity::reports {
@@ -39,6 +41,7 @@ nlohmann::json encoded_inputs(const RankCase& saved) {
 #if BITPARITY_HAS_MPI
   if (saved.inputs) return distributed::encode_sharded_case(*saved.inputs);
   if (saved.storage_inputs) return distributed::encode_storage_case(*saved.storage_inputs);
+  if (saved.gathered_inputs) return distributed::encode_gathered_case(*saved.gathered_inputs);
 #else
   (void)saved;
 #endif
@@ -135,6 +138,21 @@ std::shared_ptr<const distributed::StorageCase> drawn_storage_case(const nlohman
   return std::make_shared<const distributed::StorageCase>(distributed::draw_storage_case(
       drawn_target, std::stoull(row.at("failing_case").at("seed").get<std::string>()), world_size, *quantizer));
 }
+
+// The failing case of a P2r row drawn again from its seed, as `sharded` drew it.
+std::shared_ptr<const distributed::GatheredCase> drawn_gathered_case(const nlohmann::json& row, int world_size) {
+  if (row.value("property", "") != "P2r" || !row.contains("failing_case")) return nullptr;
+  distributed::GatheredTarget target;
+  target.family = distributed::parse_gathered_entry(row.at("entry").get<std::string>());
+  target.dtype = parse_dtype(row.at("dtype").get<std::string>());
+  const std::string name = row.at("target").get<std::string>();
+  if (distributed::is_optimizer_family(target.family)) target.kind = parse_optimizer(name);
+  if (target.family == fixtures::OperationFamily::quantize || target.family == fixtures::OperationFamily::dequantize) {
+    target.format = parse_quant_format(name);
+  }
+  return std::make_shared<const distributed::GatheredCase>(
+      distributed::draw_gathered_case(target, std::stoull(row.at("failing_case").at("seed").get<std::string>()), world_size));
+}
 #endif
 
 bool row_matches(const nlohmann::json& row, const RankCase& saved) {
@@ -164,10 +182,12 @@ RankCase rank_case_of_row(const nlohmann::json& row, int world_size, const std::
   try {
     saved.inputs = drawn_case(row, world_size);
     saved.storage_inputs = drawn_storage_case(row, world_size, implementation);
+    saved.gathered_inputs = drawn_gathered_case(row, world_size);
   } catch (const std::exception& error) {
     // Kept in the form that reproduces it (its seeds), with the reason.
     saved.inputs = nullptr;
     saved.storage_inputs = nullptr;
+    saved.gathered_inputs = nullptr;
     saved.shrinking = {{"not_shrunk", std::string("its inputs could not be drawn again here: ") + error.what()}};
   }
 #endif
@@ -271,7 +291,14 @@ RankCase read_rank_case(const fs::path& file) {
     if (schema == kSeededRankCaseSchema) throw UsageError(file.string() + ": a " + kSeededRankCaseSchema + " file holds no \"case\"");
     std::string property, entry, target, dtype, layout;  // the row the case is
     try {
-      if (saved.property == "P10") {
+      if (saved.property == "P2r") {
+        saved.gathered_inputs = std::make_shared<const distributed::GatheredCase>(distributed::decode_gathered_case(document.at("case")));
+        const distributed::GatheredTarget& t = saved.gathered_inputs->target;
+        property = "P2r", entry = distributed::gathered_entry_name(t.family), dtype = dtype_name(t.dtype), layout = kGatheredLayoutName;
+        target = distributed::is_optimizer_family(t.family) ? std::string(optimizer_info(t.kind).name)
+                 : t.family == fixtures::OperationFamily::convert ? std::string("-")
+                                                                  : std::string(quant_format_info(t.format).name);
+      } else if (saved.property == "P10") {
         saved.storage_inputs = std::make_shared<const distributed::StorageCase>(distributed::decode_storage_case(document.at("case")));
         const distributed::StorageTarget& t = saved.storage_inputs->target;
         property = "P10", entry = "storage", target = storage_target_text(t), dtype = dtype_name(t.compute_dtype);
@@ -290,6 +317,13 @@ RankCase read_rank_case(const fs::path& file) {
       throw UsageError(file.string() + ": the case is a " + property + " " + entry + " " + target + "/" + dtype + " " + layout +
                        " case, but the file says " + saved.property + " " + saved.entry + " " + saved.target + "/" + saved.dtype + " " +
                        saved.layout + "; fix one of them");
+    }
+    if (saved.gathered_inputs) {
+      try {
+        distributed::check_gathered_world(*saved.gathered_inputs, saved.world_size);
+      } catch (const Error& error) {
+        throw UsageError(file.string() + ": \"world_size\" " + std::to_string(saved.world_size) + ": " + error.message());
+      }
     }
   }
 #endif

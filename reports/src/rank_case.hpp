@@ -1,9 +1,10 @@
 #pragma once
 // A failing row of a run over ranks, saved by `fuzz` to CORPUS/over-ranks/ (schema
-// bitparity.rank-case/2) and re-run by `replay`. A P6, P10 or P11 case carries its inputs ("case":
+// bitparity.rank-case/2) and re-run by `replay`. A case carries its inputs ("case": P6 and P11
 // groups, steps, worlds and every value as "hexfloat bits"; P10: the stored weight's bits and its
-// adapter), shrunk by `fuzz`, and runs through `sharded --case FILE` without the generator. P2r
-// rows, and schema /1 files, regenerate their inputs from the row's seeds: they reproduce on the build that saved them
+// adapter; P2r: the tensor's shape, chunks, pieces and values), shrunk by `fuzz`, and runs through
+// `sharded --case FILE` without the generator. Schema /1 files, and a case whose inputs could not be
+// drawn again, regenerate them from the row's seeds: they reproduce on the build that saved them
 // (recorded in the file), and on a later build only while the generators draw the same.
 #include <chrono>
 #include <filesystem>
@@ -16,6 +17,7 @@
 namespace bitparity::distributed {
 struct ShardedCase;  // sharded_case.hpp: P6, P11
 struct StorageCase;  // storage_parity.hpp, storage_case.hpp: P10
+struct GatheredCase;  // gathered_layout.hpp, gathered_case.hpp: P2r
 }  // namespace bitparity::distributed
 
 namespace bitparity::reports {
@@ -33,14 +35,16 @@ struct RankCase {
   std::string build;                   // the bitparity that saved it
   std::shared_ptr<const distributed::ShardedCase> inputs;          // P6, P11: the case as data
   std::shared_ptr<const distributed::StorageCase> storage_inputs;  // P10: the case as data
-  bool carries_inputs() const { return inputs || storage_inputs; }  // else every rank regenerates them from seeds
+  std::shared_ptr<const distributed::GatheredCase> gathered_inputs;  // P2r: the case as data
+  // Else every rank regenerates them from seeds.
+  bool carries_inputs() const { return inputs || storage_inputs || gathered_inputs; }
   nlohmann::json shrinking;            // how fuzz shrank it (null: not shrunk)
   std::string file;                    // where it was read from or written (sharded --case reads it)
   std::string target_text() const;    // "P6 8-bit step adam/bf16 zero-3 on 3 ranks"
 };
 
 // The case of a failing row of a `sharded --json` run over `world_size` ranks on `implementation`.
-// A P6, P10 or P11 row's failing case is drawn again here, from its seed, as data.
+// The row's failing case is drawn again here, from its seed, as data.
 RankCase rank_case_of_row(const nlohmann::json& row, int world_size, const std::string& implementation);
 
 // The file's document (`found`: seed and round that found it, or null).

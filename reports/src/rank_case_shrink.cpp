@@ -5,6 +5,7 @@
 #include "bitparity/fixtures/atomic_file.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #if BITPARITY_HAS_MPI
+#include "bitparity/distributed/gathered_case.hpp"
 #include "bitparity/distributed/sharded_case.hpp"
 #include "bitparity/distributed/storage_case.hpp"
 #endif
@@ -21,6 +22,11 @@ nlohmann::json size_of(const RankCase& saved) {
     const distributed::StorageCase& c = *saved.storage_inputs;
     return {{"world_size", saved.world_size}, {"storage_elements", c.weight.rows * c.weight.columns},
             {"columns", c.weight.columns}, {"codes", c.weight.numel}, {"adapter_elements", c.adapter.adapter.size()}};
+  }
+  if (saved.gathered_inputs) {
+    const distributed::GatheredCase& c = *saved.gathered_inputs;
+    return {{"world_size", saved.world_size}, {"steps", c.steps()}, {"dimensions", c.sizes.size()}, {"elements", c.numel()},
+            {"pieces", c.pieces}, {"blocksize", c.blocksize}};
   }
   const distributed::ShardedCase& c = *saved.inputs;
   std::int64_t parameters = 0, elements = 0;
@@ -60,6 +66,15 @@ std::vector<Candidate> smaller_rank_cases(const RankCase& current) {
     }
     return out;
   }
+  if (current.gathered_inputs) {
+    for (auto& smaller : distributed::smaller_gathered_cases(*current.gathered_inputs, current.world_size)) {
+      RankCase trial = current;
+      trial.gathered_inputs = std::make_shared<const distributed::GatheredCase>(std::move(smaller.smaller));
+      trial.world_size = smaller.world;
+      out.push_back({std::move(trial), std::move(smaller.change)});
+    }
+    return out;
+  }
   for (auto& smaller : distributed::smaller_cases(*current.inputs, current.world_size)) {
     RankCase trial = current;
     trial.inputs = std::make_shared<const distributed::ShardedCase>(std::move(smaller.smaller));
@@ -82,6 +97,7 @@ RankCase shrink_rank_case(const RankCase& found, const std::string& launcher, co
     // it is kept in the form that reproduces it (its seeds), and the record says why.
     current.inputs = nullptr;
     current.storage_inputs = nullptr;
+    current.gathered_inputs = nullptr;
     current.shrinking = {{"not_shrunk", first.broken.empty() ? "its recorded inputs passed when run again"
                                                              : "its recorded inputs did not run: " + first.broken}};
     return current;

@@ -239,6 +239,10 @@ ShardedRowPlan row_of_case(const ShardedPlan& plan) {
     row.grad = target.grad_dtype;
     return row;
   }
+  if (plan.saved_gathered_case) {
+    const distributed::GatheredTarget& target = plan.saved_gathered_case->target;
+    return {"P2r", target.family, target.kind, target.format, target.dtype, {}};
+  }
   const distributed::ShardedConfig& config = plan.saved_case->config;
   return {plan.saved_case->resume ? "P11" : "P6", config.eight_bit ? OperationFamily::optimizer8_step : OperationFamily::optimizer_step,
           config.kind, {}, config.groups.front().param_dtype, config.layout};
@@ -333,7 +337,9 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     }
     plan.saved_case = saved.inputs;
     plan.saved_storage_case = saved.storage_inputs;
+    plan.saved_gathered_case = saved.gathered_inputs;
     plan.case_file = command.case_file;
+    plan.case_world = saved.world_size;
   }
   const bool named_targets = !command.optimizers.empty() || !command.formats.empty();
   if (command.benchmark && command.optimizers.empty()) all_kinds = {OptimizerKind::adam};
@@ -527,6 +533,15 @@ int run_sharded_command(const ShardedCommand& command) {
       throw UsageError(plan.case_file + " saves on " + std::to_string(resume.save_world) + " ranks and resumes on " +
                        std::to_string(resume.load_world) + "; run it with mpirun -np " +
                        std::to_string(std::max(resume.save_world, resume.load_world)) + " or more");
+    }
+  }
+  if (plan.saved_gathered_case) {
+    try {
+      distributed::check_gathered_world(*plan.saved_gathered_case, world.size());
+    } catch (const Error& error) {
+      if (world.rank() != 0) return exit_bad_input;
+      throw UsageError(plan.case_file + ": " + error.message() + " (it was saved on " + std::to_string(plan.case_world) +
+                       " ranks: mpirun -np " + std::to_string(plan.case_world) + ")");
     }
   }
   for (const auto& [rank, name] : plan.rank_implementations) {

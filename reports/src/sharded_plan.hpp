@@ -11,6 +11,7 @@
 
 #include "bitparity/distributed/checkpoint.hpp"
 #include "bitparity/distributed/communicators.hpp"
+#include "bitparity/distributed/gathered_layout.hpp"
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/distributed/quant_storage.hpp"
 #include "bitparity/distributed/shard_plan.hpp"
@@ -61,7 +62,9 @@ struct ShardedPlan {
   Injected injected;
   std::shared_ptr<const distributed::ShardedCase> saved_case;          // --case: the one P6 or P11 row's inputs
   std::shared_ptr<const distributed::StorageCase> saved_storage_case;  // --case: the one P10 row's inputs
+  std::shared_ptr<const distributed::GatheredCase> saved_gathered_case;  // --case: the one P2r row's inputs
   std::string case_file;
+  int case_world = 0;  // --case: the world size it was saved on
   std::string implementation_of(int rank) const;
 };
 

@@ -38,7 +38,7 @@ struct ShardedRow {
   std::int64_t refused_resumes = 0;  // P11: a save or load of a correct checkpoint refused
   int steps = 0;               // P6: steps per case (P11: after resuming)
   std::string counterexample;  // the lowest rank's first finding
-  nlohmann::json failing_case;  // P6, P11: the seed (and resume) of the first case that failed
+  nlohmann::json failing_case;  // the seed (P11: and resume) of the first case that failed
   std::int64_t wrong() const {
     return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + wrong_adapter + disagreeing_ranks + wrong_bytes +
            refused_resumes;
@@ -272,12 +272,17 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
       }
     } else {
       const distributed::GatheredTarget target{p.family, p.kind, p.format, p.dtype};
-      const distributed::GatheredTally tally = distributed::run_gathered_layout(target, seed, world.communicator(), implementation);
+      const distributed::GatheredCase gathered_case = plan.saved_gathered_case ? *plan.saved_gathered_case
+                                                      : distributed::draw_gathered_case(target, seed, world.size());
+      const distributed::GatheredTally tally = distributed::run_gathered_layout(gathered_case, world.communicator(), implementation);
+      if (tally.wrong + tally.disagreeing_ranks > 0 && row.failing_case.is_null()) row.failing_case = {{"seed", std::to_string(seed)}};
       row.wrong_elements += tally.wrong;
       row.refused += tally.refused;
       row.disagreeing_ranks += tally.disagreeing_ranks;
       row.checked += tally.checked;
-      if (first.empty() && !tally.first_wrong.empty()) first = tally.first_wrong + " (case seed " + std::to_string(seed) + ")";
+      if (first.empty() && !tally.first_wrong.empty()) {
+        first = tally.first_wrong + (plan.saved_gathered_case ? "" : " (case seed " + std::to_string(seed) + ")");
+      }
     }
     ++row.cases;
   }

@@ -2,8 +2,8 @@
 # `bitparity fuzz` over the suites that run over ranks, through the real mpirun.
 #   fuzz_over_ranks.sh BITPARITY kills     a multi-rank fault (P10) is found, shrunk, saved once to
 #                                          CORPUS/over-ranks and replayed: it kills its fault and holds on the cpu
-#   fuzz_over_ranks.sh BITPARITY shrinks   a P6 and a P11 failure are saved with their inputs, shrunk; the
-#                                          files run through `sharded --case` without the generator
+#   fuzz_over_ranks.sh BITPARITY shrinks   a P6, a P11 and a P2r failure are saved with their inputs, shrunk;
+#                                          the files run through `sharded --case` without the generator
 #   fuzz_over_ranks.sh BITPARITY holds     the real driver holds for a short budget; a second run resumes
 #                                          the round-robin where the first stopped
 #   fuzz_over_ranks.sh BITPARITY refusals  bad input over ranks: exit 2, one line, nothing run
@@ -91,6 +91,46 @@ PY
     [ "$code" -eq 2 ] && tail -n 1 "$work/cut.txt" | grep -q "^error: .*cut.json: case: 'gradients' lacks the gradient of parameter" ||
       { cat "$work/cut.txt"; fail "$fault: a case without a gradient was not refused (exit $code)"; }
   done
+  # P2r (suite sharded): an implementation that ignores strides, found on a gathered view, saved with its tensor.
+  "$bitparity" fuzz --suite sharded --implementation mutant:ignore-strides --budget 120s --seed 3 --first-visit 0 --stop-on-failure \
+    --corpus "$work/p2r" --json "$work/p2r.json" >"$work/p2r.txt" 2>&1
+  code=$?
+  cat "$work/p2r.txt"
+  [ "$code" -eq 1 ] || fail "P2r: exit $code, expected 1 (a failure)"
+  file=$(python3 - "$work/p2r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d["properties"]) <= {"P6", "P2r"} and set(d["suites"]) == {"sharded"}, d
+f = d["failures"][0]
+case = json.load(open(f["file"]))
+shrinking = case["shrinking"]
+assert case["property"] == "P2r" and case["layout"] == "chunk+all_gather" and "sharded --case" in case["reproduction"], case
+assert shrinking["complete"] and shrinking["to"]["elements"] < shrinking["from"]["elements"], shrinking
+assert case["arguments"] == ["sharded", "--implementation", "mutant:ignore-strides"], case
+c = case["case"]
+n = 1
+for size in c["sizes"]:
+    n *= size
+assert n == shrinking["to"]["elements"] and all(len(t) == n for t in c["tensors"]), c
+assert c["sizes"][c["dim"]] % case["world_size"] == 0, c
+print(f["file"], case["world_size"])
+PY
+) || fail "P2r: the saved case does not carry shrunk inputs"
+  set -- $file
+  mpirun -np "$2" "$bitparity" sharded --case "$1" --implementation mutant:ignore-strides >"$work/run.txt" 2>&1 &&
+    grep -q "mutant mutant:ignore-strides: killed" "$work/run.txt" || { cat "$work/run.txt"; fail "P2r: sharded --case does not kill the mutant"; }
+  mpirun -np "$2" "$bitparity" sharded --case "$1" >"$work/run.txt" 2>&1 || { cat "$work/run.txt"; fail "P2r: the case fails on the cpu"; }
+  "$bitparity" replay "$work/p2r" >"$work/replay.txt" 2>&1 && grep -q "1 kill their mutant, 0 unexpected" "$work/replay.txt" ||
+    { cat "$work/replay.txt"; fail "P2r: replay does not kill it"; }
+  # A world that cannot hold one chunk per rank is refused before any work, naming the saved world.
+  mpirun -np $(($2 + 1)) "$bitparity" sharded --case "$1" >"$work/world.txt" 2>&1
+  grep -q "^error: .*ranks do not divide; run it on a world size that does (it was saved on $2 ranks" "$work/world.txt" ||
+    { cat "$work/world.txt"; fail "P2r: a world that does not divide the chunked dimension was not refused"; }
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["case"]["tensors"][0].pop(); json.dump(d, open(sys.argv[2], "w"))' "$1" "$work/cut.json"
+  "$bitparity" sharded --case "$work/cut.json" >"$work/cut.txt" 2>&1
+  code=$?
+  [ "$code" -eq 2 ] && tail -n 1 "$work/cut.txt" | grep -q "^error: .*cut.json: case: the tensor of step 1 holds" ||
+    { cat "$work/cut.txt"; fail "P2r: a case without a value was not refused (exit $code)"; }
   echo "fuzz over ranks shrinks: passed"
   exit 0
 fi

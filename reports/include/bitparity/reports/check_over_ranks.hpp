@@ -1,5 +1,5 @@
 #pragma once
-// `check --suite storage|resume|sharded` runs P10, P11 or P6 through the sharded runner.
+// `check --suite storage|resume|sharded` runs P10, P11 or P6 and P2r through the sharded runner.
 #include <string>
 #include <vector>
 
@@ -9,7 +9,7 @@ namespace bitparity::reports {
 
 bool is_suite_over_ranks(const std::string& name);  // storage, resume, sharded
 std::vector<std::string> suites_over_ranks();      // in `bitparity list` order
-std::string suite_over_ranks_of(const std::string& property);  // P6: sharded, P10: storage, P11: resume; "" otherwise
+std::string suite_over_ranks_of(const std::string& property);  // P6, P2r: sharded, P10: storage, P11: resume; "" otherwise
 // The one-process runners (fuzz, report) refuse a suite over ranks with this, naming the property.
 std::string runs_over_ranks_message(const std::string& suite);
 
