@@ -1,7 +1,8 @@
 #pragma once
 // Shared pieces of the benchmarks: device buffers, per-call timing (CUDA events on a GPU, the
-// steady clock on the CPU), the same-run copy baseline of the same bytes, and the counters
-// median_ms, GBps, copy_GBps, ratio_to_copy and bytes_per_element (the kernel's bytes model).
+// steady clock on the CPU), the copy baseline of the same bytes timed between the kernel's calls,
+// and the counters median_ms, GBps, copy_GBps, ratio_to_copy and bytes_per_element (the kernel's
+// bytes model).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -82,30 +83,27 @@ class DeviceBuffers {
   ~DeviceBuffers() {
     if (device_.kind == DeviceKind::cuda) {
       for (void* p : pointers_) cuda::release(p);
+      if (copy_source_ != nullptr) cuda::release(copy_source_), cuda::release(copy_destination_);
     }
   }
   void* operator[](std::size_t i) const { return pointers_[i]; }
   Device device() const { return device_; }
 
-  // Milliseconds of one copy of `bytes` (median of `repeats`): cudaMemcpyAsync device to device
-  // timed with events on a GPU, a threaded memcpy on the CPU.
-  double copy_ms(std::int64_t bytes, int repeats) {
-    void* source = allocate(bytes);
-    void* destination = allocate(bytes);
-    IterationTimer timer(device_);
-    std::vector<double> times;
-    for (int r = 0; r < repeats + 2; ++r) {
-      const double ms = device_ == Device::cpu()
-                            ? timer.time_ms([&] {
-                                parallel_copy(static_cast<std::uint8_t*>(destination),
-                                              static_cast<const std::uint8_t*>(source), bytes);
-                              })
-                            : timer.time_ms([&] { device_copy_async(device_.index, destination, source, bytes); });
-      if (r >= 2) times.push_back(ms);  // the first two warm the pages and the caches
+  // Milliseconds of one copy of `bytes`: cudaMemcpyAsync device to device timed with events on a
+  // GPU, a threaded memcpy on the CPU. The two copy buffers are allocated on the first call and kept.
+  double copy_ms(std::int64_t bytes, IterationTimer& timer) {
+    if (copy_bytes_ != bytes) {
+      if (copy_source_ != nullptr) release(copy_source_), release(copy_destination_);
+      copy_source_ = allocate(bytes);
+      copy_destination_ = allocate(bytes);
+      copy_bytes_ = bytes;
     }
-    release(source);
-    release(destination);
-    return median(times);
+    if (device_ == Device::cpu()) {
+      return timer.time_ms([&] {
+        parallel_copy(static_cast<std::uint8_t*>(copy_destination_), static_cast<const std::uint8_t*>(copy_source_), bytes);
+      });
+    }
+    return timer.time_ms([&] { device_copy_async(device_.index, copy_destination_, copy_source_, bytes); });
   }
 
  private:
@@ -134,29 +132,42 @@ class DeviceBuffers {
   Device device_;
   std::vector<std::vector<std::uint8_t>> host_;
   std::vector<void*> pointers_;
+  void* copy_source_ = nullptr;
+  void* copy_destination_ = nullptr;
+  std::int64_t copy_bytes_ = 0;
 };
 
-// Times each call of `work` as one benchmark iteration (manual time) and keeps the times for the
-// median.
+// The kernel's times and the copy's, one of each per iteration.
+struct Timings {
+  std::vector<double> kernel_ms, copy_ms;
+};
+
+// Times each call of `work` as one benchmark iteration (manual time) and, right after it, one copy
+// that moves the same traffic as the kernel's bytes model (`bytes_moved`: a copy reads and writes
+// its bytes, so it copies bytes_moved / 2). Interleaved, both see the same machine: a neighbour
+// that takes memory bandwidth for a while slows both, and the ratio of their medians stays put.
 template <class Work>
-std::vector<double> timed_iterations(benchmark::State& state, Device device, Work&& work) {
-  IterationTimer timer(device);
-  std::vector<double> times;
-  for (int warm = 0; warm < 2; ++warm) work();
+Timings timed_against_copy(benchmark::State& state, DeviceBuffers& buffers, std::int64_t bytes_moved, Work&& work) {
+  IterationTimer timer(buffers.device());
+  Timings timings;
+  for (int warm = 0; warm < 2; ++warm) {  // pages, caches and the copy buffers
+    work();
+    buffers.copy_ms(bytes_moved / 2, timer);
+  }
   for (auto _ : state) {
     const double ms = timer.time_ms(work);
     state.SetIterationTime(ms / 1e3);
-    times.push_back(ms);
+    timings.kernel_ms.push_back(ms);
+    state.PauseTiming();
+    timings.copy_ms.push_back(buffers.copy_ms(bytes_moved / 2, timer));
+    state.ResumeTiming();
   }
-  return times;
+  return timings;
 }
 
-// `bytes_moved` is the kernel's bytes model: what it must read plus what it must write. A copy
-// reads and writes its bytes, so copying bytes_moved / 2 moves the same traffic.
-inline void report(benchmark::State& state, DeviceBuffers& buffers, std::int64_t bytes_moved, std::int64_t elements,
-                   const std::vector<double>& times) {
-  const double ms = median(times);
-  const double copy = buffers.copy_ms(bytes_moved / 2, 11);
+// `bytes_moved` is the kernel's bytes model: what it must read plus what it must write.
+inline void report(benchmark::State& state, std::int64_t bytes_moved, std::int64_t elements, const Timings& timings) {
+  const double ms = median(timings.kernel_ms), copy = median(timings.copy_ms);
   state.SetBytesProcessed(state.iterations() * bytes_moved);
   state.counters["median_ms"] = ms;
   state.counters["GBps"] = static_cast<double>(bytes_moved) / (ms * 1e6);

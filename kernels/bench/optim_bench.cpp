@@ -28,11 +28,12 @@ void step_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, De
   std::vector<TensorView> state_views;
   for (int k = 0; k < states; ++k) state_views.push_back(contiguous_view(buffers[2 + k], DType::f32, device, {elements}));
   Hyperparameters hyper = bench_hyperparameters(kind);
-  const auto times = timed_iterations(state, device, [&] {
+  const std::int64_t bytes_moved = 4 * value_bytes + static_cast<std::int64_t>(states) * 8 * elements;
+  const Timings timings = timed_against_copy(state, buffers, bytes_moved, [&] {
     optimizer_step(kind, hyper, param, grad, state_views);
     ++hyper.step;
   });
-  report(state, buffers, 4 * value_bytes + static_cast<std::int64_t>(states) * 8 * elements, elements, times);
+  report(state, bytes_moved, elements, timings);
 }
 
 // The step with the caller's found-inf flag (zero) instead of the pre-scan: the gradient is read
@@ -51,11 +52,12 @@ void step_found_inf_benchmark(benchmark::State& state, OptimizerKind kind, DType
   for (int k = 0; k < states; ++k) state_views.push_back(contiguous_view(buffers[3 + k], DType::f32, device, {elements}));
   Hyperparameters hyper = bench_hyperparameters(kind);
   const FoundInf found_inf{static_cast<const float*>(buffers[2]), false};
-  const auto times = timed_iterations(state, device, [&] {
+  const std::int64_t bytes_moved = 3 * value_bytes + static_cast<std::int64_t>(states) * 8 * elements;
+  const Timings timings = timed_against_copy(state, buffers, bytes_moved, [&] {
     optimizer_step(kind, hyper, param, grad, state_views, found_inf);
     ++hyper.step;
   });
-  report(state, buffers, 3 * value_bytes + static_cast<std::int64_t>(states) * 8 * elements, elements, times);
+  report(state, bytes_moved, elements, timings);
 }
 
 void step8_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, Device device, std::int64_t elements) {
@@ -77,14 +79,14 @@ void step8_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, D
                          contiguous_view(buffers[3 + 2 * k], DType::f32, device, {blocks})});
   }
   Hyperparameters hyper = bench_hyperparameters(kind);
-  const auto times = timed_iterations(state, device, [&] {
+  // The gradient is read twice, as in the 32-bit step: optimizer8_step pre-scans it for non-finite
+  // values (and skips the step on one) before the blockwise pass.
+  const std::int64_t bytes_moved = 4 * value_bytes + static_cast<std::int64_t>(states) * (2 * elements + 8 * blocks);
+  const Timings timings = timed_against_copy(state, buffers, bytes_moved, [&] {
     optimizer8_step(kind, hyper, param, grad, quantized, kBlock);
     ++hyper.step;
   });
-  // The gradient is read twice, as in the 32-bit step: optimizer8_step pre-scans it for non-finite
-  // values (and skips the step on one) before the blockwise pass.
-  report(state, buffers, 4 * value_bytes + static_cast<std::int64_t>(states) * (2 * elements + 8 * blocks), elements,
-         times);
+  report(state, bytes_moved, elements, timings);
 }
 
 // The targets at 2^28 are Adam/AdamW fp32 (32-bit) and Adam (8-bit); every optimizer at 2^24.

@@ -24,14 +24,15 @@ void blockwise_benchmark(benchmark::State& state, QuantFormat format, DType dtyp
                                   contiguous_view(buffers[2], DType::f32, device, {blocks}),
                                   contiguous_view(buffers[3], DType::u8, device, {blocks})};
   quantize_blockwise(values, format, kBlocksize, quantized);  // valid codes for dequantize
-  const auto times = timed_iterations(state, device, [&] {
+  const std::int64_t bytes_moved = value_bytes + code_bytes + blocks * (quantize ? 5 : 4);
+  const Timings timings = timed_against_copy(state, buffers, bytes_moved, [&] {
     if (quantize) {
       quantize_blockwise(values, format, kBlocksize, quantized);
     } else {
       dequantize_blockwise(quantized.codes, quantized.absmax, format, kBlocksize, values);
     }
   });
-  report(state, buffers, value_bytes + code_bytes + blocks * (quantize ? 5 : 4), elements, times);
+  report(state, bytes_moved, elements, timings);
 }
 
 }  // namespace
