@@ -2,7 +2,9 @@
 // What the saved cases over ranks (sharded_case.cpp, storage_case.cpp) share: reading a whole-number
 // field, and the sizes a shrinking step tries.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,31 @@ inline std::vector<std::int64_t> smaller_sizes(std::int64_t n, std::int64_t leas
 // A kernel refusal as a saved case's finding: its message without the code name ("invalid_argument: ").
 inline properties::CaseFileError case_file_error(const std::string& prefix, const Error& error) {
   return properties::CaseFileError(prefix + error.message());
+}
+
+// The last shrinking steps make values simpler, all of a case's at once: first each magnitude
+// rounded down to its power of two, then each value to its sign times 1. Zeros and non-finite
+// values stay (a planted infinity is part of the case). Either is representable in every float
+// dtype that held the value: a power of two no larger than a representable magnitude is.
+enum class SimplerValues { powers_of_two, ones };
+inline constexpr SimplerValues kSimplerValues[] = {SimplerValues::powers_of_two, SimplerValues::ones};
+
+inline const char* simpler_values_change(SimplerValues how) {
+  return how == SimplerValues::powers_of_two ? "values rounded down to powers of two" : "values set to -1 or 1";
+}
+
+// Makes `values` simpler; whether any changed.
+inline bool simplify_values(std::vector<float>& values, SimplerValues how) {
+  bool changed = false;
+  for (float& v : values) {
+    if (v == 0.0f || !std::isfinite(v)) continue;
+    int exponent = 0;
+    std::frexp(v, &exponent);
+    const float simpler = how == SimplerValues::ones ? std::copysign(1.0f, v) : std::ldexp(std::copysign(0.5f, v), exponent);
+    changed = changed || std::memcmp(&simpler, &v, sizeof v) != 0;
+    v = simpler;
+  }
+  return changed;
 }
 
 // "1 step", "3 steps".

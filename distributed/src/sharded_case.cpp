@@ -380,6 +380,16 @@ std::vector<SmallerCase> smaller_cases(const ShardedCase& original, int world) {
   for (const ParameterSpec& p : all) {
     for (std::int64_t n : smaller_sizes(p.numel, 1)) add(with_numel(c, p.id, n), world, counted(n, "element", "elements") + " in parameter " + std::to_string(p.id));
   }
+  for (case_fields::SimplerValues how : case_fields::kSimplerValues) {
+    RecordedValues values = *c.config.recorded;
+    bool changed = false;
+    for (auto& [id, initial] : values.initial) changed = case_fields::simplify_values(initial, how) || changed;
+    for (auto& [key, gradient] : values.gradients) changed = case_fields::simplify_values(gradient, how) || changed;
+    if (!changed) continue;
+    ShardedCase simpler = c;
+    simpler.config.recorded = std::make_shared<const RecordedValues>(std::move(values));
+    add(simpler, world, case_fields::simpler_values_change(how));
+  }
   // A regrouping that no longer moves anything, or happens after the last step, is dropped.
   for (SmallerCase& s : out) {
     ShardedConfig& config = s.smaller.config;

@@ -196,6 +196,14 @@ std::vector<SmallerStorageCase> smaller_storage_cases(const StorageCase& c, int 
     smaller.adapter.grad.resize(static_cast<std::size_t>(n));
     out.push_back({std::move(smaller), world, counted(n, "adapter element", "adapter elements")});
   }
+  // The stored bytes are the case (NaN patterns and all); absmax and the adapter are values.
+  for (case_fields::SimplerValues how : case_fields::kSimplerValues) {
+    StorageCase simpler = c;
+    bool changed = case_fields::simplify_values(simpler.weight.absmax, how);
+    changed = case_fields::simplify_values(simpler.adapter.adapter, how) || changed;
+    changed = case_fields::simplify_values(simpler.adapter.grad, how) || changed;
+    if (changed) out.push_back({std::move(simpler), world, case_fields::simpler_values_change(how)});
+  }
   return out;
 }
 
