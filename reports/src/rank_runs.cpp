@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +60,59 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return result;
 }
 
+// Starts the launcher in a process group of its own (so that a stop reaches mpirun and its ranks)
+// with no terminal input (a background group that reads the terminal would be stopped by SIGTTIN)
+// and its output in `output`. The launcher gets SIGTERM when this process ends, however it ends:
+// mpirun then stops its ranks, so a fuzz run that is killed leaves no round running. Between fork
+// and exec only async-signal-safe calls; an exec that fails sends its errno back through a pipe.
+// Returns the pid, or -1 with `failure` set.
+pid_t start_launcher(std::vector<std::string>& args, std::vector<std::string>& environment, const std::string& output,
+                     std::string& failure) {
+  auto argv = pointers(args);
+  auto envp = pointers(environment);
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
+    failure = std::string("cannot start ") + args.front() + ": " + std::strerror(errno);
+    return -1;
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int error = 0;
+    if (::setpgid(0, 0) != 0 || ::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) error = errno;
+    if (error == 0 && ::getppid() != parent) ::_exit(127);  // the caller ended before the death signal was set
+    const int in = error == 0 ? ::open("/dev/null", O_RDONLY) : -1;
+    const int out = in >= 0 ? ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+    if (error == 0 && (in < 0 || out < 0 || ::dup2(in, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 ||
+                       ::dup2(out, STDERR_FILENO) < 0)) {
+      error = errno;
+    }
+    if (error == 0) {
+      ::execve(args.front().c_str(), argv.data(), envp.data());
+      error = errno;
+    }
+    (void)!::write(status_pipe[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  ::close(status_pipe[1]);
+  if (pid > 0) ::setpgid(pid, pid);  // as the child does: a stop sent before it ran still finds the group
+  if (pid < 0) {
+    failure = std::string("cannot start ") + args.front() + ": " + std::strerror(errno);
+    ::close(status_pipe[0]);
+    return -1;
+  }
+  int child_error = 0;
+  ssize_t got = -1;
+  do got = ::read(status_pipe[0], &child_error, sizeof child_error); while (got < 0 && errno == EINTR);
+  ::close(status_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof child_error)) {  // exec failed: nothing runs
+    ::waitpid(pid, nullptr, 0);
+    failure = "cannot start " + args.front() + ": " + std::strerror(child_error);
+    return -1;
+  }
+  return pid;
+}
+
 }  // namespace
 
 std::string last_printed_line(const std::string& file) {
@@ -76,25 +129,10 @@ RankRun run_over_ranks(const std::string& launcher, int world, const std::vector
   std::vector<std::string> args = {launcher, "-np", std::to_string(world), own_executable()};
   args.insert(args.end(), sharded_arguments.begin(), sharded_arguments.end());
   args.push_back("--findings-exit-zero");  // the callers read the rows; mpirun is 2 s slower to end a failed job
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // Its own process group, so that a stop reaches mpirun and its ranks, and no terminal input:
-  // a background group that reads the terminal would be stopped by SIGTTIN.
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
   std::vector<std::string> environment = run_environment();
-  auto argv = pointers(args);
-  auto envp = pointers(environment);
-  pid_t pid = -1;
-  const int error = ::posix_spawn(&pid, args.front().c_str(), &actions, &attributes, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (error != 0) return {-1, "cannot start " + args.front() + ": " + std::strerror(error)};
+  std::string failure;
+  const pid_t pid = start_launcher(args, environment, output, failure);
+  if (pid < 0) return {-1, failure};
   int status = 0;
   bool stopping = false;
   auto kill_at = std::chrono::steady_clock::time_point::max();

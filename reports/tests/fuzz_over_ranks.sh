@@ -6,6 +6,8 @@
 #                                          the files run through `sharded --case` without the generator
 #   fuzz_over_ranks.sh BITPARITY holds     the real driver holds for a short budget; a second run resumes
 #                                          the round-robin where the first stopped
+#   fuzz_over_ranks.sh BITPARITY killed    a fuzz run killed with SIGKILL during a long round leaves no
+#                                          mpirun or rank running, and no temporary folder
 #   fuzz_over_ranks.sh BITPARITY refusals  bad input over ranks: exit 2, one line, nothing run
 set -uo pipefail
 bitparity="$1"; mode="$2"
@@ -156,6 +158,30 @@ PY
     { cat "$work/b.txt"; fail "second run: exit $?"; }
   grep -q "first round $next," "$work/b.txt" || { cat "$work/b.txt"; fail "the second run did not resume at round $next"; }
   echo "fuzz over ranks holds: passed"
+  exit 0
+fi
+
+if [ "$mode" = killed ]; then
+  export TMPDIR="$work/tmp"
+  mkdir -p "$TMPDIR"
+  round="$TMPDIR/bitparity-fuzz-over-ranks"  # in the command line of mpirun and of every rank (--json)
+  # A late first round: 8 cases per row of P11, a round of many seconds.
+  "$bitparity" fuzz --suite resume --first-visit 100 --budget 300s --seed 5 --corpus "$work/corpus" >"$work/k.txt" 2>&1 &
+  fuzz=$!
+  for _ in $(seq 1 200); do pgrep -f "$round" >/dev/null && break; sleep 0.1; done
+  pgrep -f "$round" >/dev/null || { cat "$work/k.txt"; fail "no round over ranks started"; }
+  sleep 2
+  pgrep -f "$round" >/dev/null || fail "the round ended within 2 s: too short to show anything"
+  kill -KILL "$fuzz"
+  wait "$fuzz" 2>/dev/null
+  for _ in $(seq 1 100); do pgrep -f "$round" >/dev/null || break; sleep 0.1; done
+  if pgrep -f "$round" >/dev/null; then
+    pgrep -af "$round"
+    fail "10 s after fuzz was killed, its round over ranks still runs"
+  fi
+  for _ in $(seq 1 50); do [ -z "$(ls -A "$TMPDIR")" ] && break; sleep 0.1; done
+  [ -z "$(ls -A "$TMPDIR")" ] || { ls -la "$TMPDIR"; fail "a temporary folder was left behind"; }
+  echo "fuzz over ranks killed: passed"
   exit 0
 fi
 
