@@ -2,7 +2,9 @@
 // A folder under the system's temporary folder that is removed when this process ends, however it
 // ends. A rank that MPI_Abort, mpirun's SIGTERM or a SIGKILL ends runs no destructor, so a shell
 // started beside it, in a session of its own (mpirun signals the rank's process group), waits for
-// the end of a pipe only this process holds and then removes the folder.
+// the end of a pipe only this process holds and then removes the folder. Where the reaper dies too
+// (a runner that kills a whole control group), the folder stays; its file .owner names the process
+// (pid, start time, boot), and the next temporary folder made removes the ones whose owner is gone.
 #include <sys/types.h>
 
 #include <string>

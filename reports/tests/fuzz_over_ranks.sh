@@ -7,7 +7,9 @@
 #   fuzz_over_ranks.sh BITPARITY holds     the real driver holds for a short budget; a second run resumes
 #                                          the round-robin where the first stopped
 #   fuzz_over_ranks.sh BITPARITY killed    a fuzz run killed with SIGKILL during a long round leaves no
-#                                          mpirun or rank running, and no temporary folder
+#                                          mpirun or rank running, and no temporary folder; one killed with
+#                                          its reaper (a control group killed) leaves a folder that the
+#                                          next run removes, and folders of live owners stay
 #   fuzz_over_ranks.sh BITPARITY refusals  bad input over ranks: exit 2, one line, nothing run
 set -uo pipefail
 bitparity="$1"; mode="$2"
@@ -181,6 +183,30 @@ if [ "$mode" = killed ]; then
   fi
   for _ in $(seq 1 50); do [ -z "$(ls -A "$TMPDIR")" ] && break; sleep 0.1; done
   [ -z "$(ls -A "$TMPDIR")" ] || { ls -la "$TMPDIR"; fail "a temporary folder was left behind"; }
+
+  # Everything killed at once, the reaper too, as when a runner kills a control group.
+  "$bitparity" fuzz --suite resume --first-visit 100 --budget 300s --seed 5 --corpus "$work/corpus" >"$work/k.txt" 2>&1 &
+  fuzz=$!
+  for _ in $(seq 1 200); do pgrep -f "$round" >/dev/null && break; sleep 0.1; done
+  sleep 1  # the ranks' checkpoint folder exists
+  # mpirun, the ranks and both reapers name a folder under TMPDIR; nobody runs on while the others die.
+  pkill -STOP -f "$TMPDIR"; kill -STOP "$fuzz"
+  pkill -KILL -f "$TMPDIR"; kill -KILL "$fuzz"
+  wait "$fuzz" 2>/dev/null
+  sleep 1
+  left=$(cd "$TMPDIR" && ls -d bitparity-fuzz-over-ranks.* 2>/dev/null)
+  [ -n "$left" ] || fail "no folder was left: the reaper was not killed with the run"
+  [ -f "$TMPDIR/$left/.owner" ] || fail "the folder names no owner"
+  [ -n "$(cd "$TMPDIR" && ls -d bitparity-checkpoints.* 2>/dev/null)" ] || fail "no checkpoint folder was left by the killed ranks"
+  # Beside it: a folder whose owner is alive (this shell) and one without an owner file.
+  mkdir "$TMPDIR/bitparity-fuzz-over-ranks.LIVE00" "$TMPDIR/bitparity-fuzz-over-ranks.NOOWNR"
+  echo "$$ $(cut -d' ' -f22 /proc/$$/stat) $(cat /proc/sys/kernel/random/boot_id)" >"$TMPDIR/bitparity-fuzz-over-ranks.LIVE00/.owner"
+  "$bitparity" fuzz --suite storage --visits 1 --budget 60s --seed 5 --corpus "$work/corpus2" >"$work/next.txt" 2>&1 ||
+    { cat "$work/next.txt"; fail "the next run: exit $?"; }
+  [ ! -e "$TMPDIR/$left" ] || fail "the next run did not remove the folder of the killed one ($left)"
+  [ -d "$TMPDIR/bitparity-fuzz-over-ranks.LIVE00" ] || fail "the next run removed the folder of a live process"
+  [ -d "$TMPDIR/bitparity-fuzz-over-ranks.NOOWNR" ] || fail "the next run removed a folder without an owner file"
+  [ -z "$(cd "$TMPDIR" && ls -d bitparity-checkpoints.* 2>/dev/null)" ] || fail "the killed ranks' checkpoint folder stays"
   echo "fuzz over ranks killed: passed"
   exit 0
 fi
