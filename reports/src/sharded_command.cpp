@@ -17,6 +17,7 @@
 #include "bitparity/reports/result_file.hpp"
 #include "rank_case.hpp"
 #if BITPARITY_HAS_MPI
+#include "bitparity/distributed/gathered_case.hpp"
 #include "bitparity/distributed/sharded_case.hpp"
 #include "bitparity/distributed/storage_case.hpp"
 #endif
@@ -251,16 +252,7 @@ ShardedRowPlan row_of_case(const ShardedPlan& plan) {
 }  // namespace
 
 std::string ShardedRowPlan::entry() const {
-  if (property == "P10") return "storage";
-  switch (family) {
-    case OperationFamily::optimizer_step: return "fp32 step";
-    case OperationFamily::optimizer8_step: return "8-bit step";
-    case OperationFamily::quantize: return "quantize";
-    case OperationFamily::dequantize: return "dequantize";
-    case OperationFamily::convert: return "convert";
-    default: break;
-  }
-  return "?";
+  return property == "P10" ? "storage" : distributed::gathered_entry_name(family);  // P2r's names, which P6 and P11 share
 }
 
 std::string ShardedRowPlan::target() const {
