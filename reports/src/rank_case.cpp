@@ -1,8 +1,10 @@
 #include "rank_case.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -65,7 +67,10 @@ std::string fingerprint(const RankCase& saved) {
 
 nlohmann::json parsed_file(const fs::path& file) {
   std::ifstream in(file);
-  if (!in) throw UsageError(file.string() + ": cannot be read");
+  if (!in) {
+    const int error = errno;
+    throw UsageError(file.string() + ": cannot be read (" + std::strerror(error) + "); give a rank case from CORPUS/" + kRankCaseFolder);
+  }
   std::stringstream text;
   text << in.rdbuf();
   return nlohmann::json::parse(text.str(), nullptr, false);
