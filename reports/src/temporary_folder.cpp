@@ -81,17 +81,26 @@ std::string start_time(pid_t pid) { return process_stat(pid).start; }
 
 std::string boot_id() { return first_line("/proc/sys/kernel/random/boot_id"); }
 
-// "PID START BOOT": who made the folder, so that a later run can tell when it is gone.
-std::string owner_line() { return std::to_string(::getpid()) + " " + start_time(::getpid()) + " " + boot_id(); }
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
 
-// Whether the owner a folder names has ended: another boot, no such process, a zombie (killed, not
-// yet reaped: its parent was killed too), or another process under that pid since. A process of
-// another user is alive (kill answers EPERM).
+// "PID START BOOT HOST": who made the folder, so that a later run can tell when it is gone.
+std::string owner_line() {
+  return std::to_string(::getpid()) + " " + start_time(::getpid()) + " " + boot_id() + " " + host_name();
+}
+
+// Whether the owner a folder names has ended: on this host, another boot, no such process, a
+// zombie (killed, not yet reaped: its parent was killed too), or another process under that pid
+// since. A process of another user is alive (kill answers EPERM). A folder made on another host
+// (a temporary folder shared between nodes) is not ours to judge.
 bool owner_gone(const std::string& owner) {
   std::istringstream fields(owner);
   long long pid = 0;
-  std::string started, boot;
-  if (!(fields >> pid >> started >> boot) || pid <= 0) return false;  // not ours to judge
+  std::string started, boot, host;
+  if (!(fields >> pid >> started >> boot >> host) || pid <= 0 || host != host_name()) return false;
   if (boot != boot_id()) return true;
   if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
   const ProcessStat now = process_stat(static_cast<pid_t>(pid));

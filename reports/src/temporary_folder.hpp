@@ -4,7 +4,8 @@
 // started beside it, in a session of its own (mpirun signals the rank's process group), waits for
 // the end of a pipe only this process holds and then removes the folder. Where the reaper dies too
 // (a runner that kills a whole control group), the folder stays; its file .owner names the process
-// (pid, start time, boot), and the next temporary folder made removes the ones whose owner is gone.
+// (pid, start time, boot, host), and the next temporary folder made on that host removes the ones
+// whose owner is gone.
 #include <sys/types.h>
 
 #include <string>

@@ -9,7 +9,7 @@
 #   fuzz_over_ranks.sh BITPARITY killed    a fuzz run killed with SIGKILL during a long round leaves no
 #                                          mpirun or rank running, and no temporary folder; one killed with
 #                                          its reaper (a control group killed) leaves a folder that the
-#                                          next run removes, and folders of live owners stay
+#                                          next run removes, and folders of live owners (or other hosts) stay
 #   fuzz_over_ranks.sh BITPARITY refusals  bad input over ranks: exit 2, one line, nothing run
 set -uo pipefail
 bitparity="$1"; mode="$2"
@@ -199,13 +199,16 @@ if [ "$mode" = killed ]; then
   [ -f "$TMPDIR/$left/.owner" ] || fail "the folder names no owner"
   [ -n "$(cd "$TMPDIR" && ls -d bitparity-checkpoints.* 2>/dev/null)" ] || fail "no checkpoint folder was left by the killed ranks"
   # Beside it: a folder whose owner is alive (this shell) and one without an owner file.
-  mkdir "$TMPDIR/bitparity-fuzz-over-ranks.LIVE00" "$TMPDIR/bitparity-fuzz-over-ranks.NOOWNR"
-  echo "$$ $(cut -d' ' -f22 /proc/$$/stat) $(cat /proc/sys/kernel/random/boot_id)" >"$TMPDIR/bitparity-fuzz-over-ranks.LIVE00/.owner"
+  # And one of a dead process on another host (a temporary folder shared between nodes).
+  mkdir "$TMPDIR/bitparity-fuzz-over-ranks.LIVE00" "$TMPDIR/bitparity-fuzz-over-ranks.NOOWNR" "$TMPDIR/bitparity-fuzz-over-ranks.OTHERH"
+  echo "$$ $(cut -d' ' -f22 /proc/$$/stat) $(cat /proc/sys/kernel/random/boot_id) $(hostname)" >"$TMPDIR/bitparity-fuzz-over-ranks.LIVE00/.owner"
+  echo "999999999 1 another-boot another-host-than-$(hostname)" >"$TMPDIR/bitparity-fuzz-over-ranks.OTHERH/.owner"
   "$bitparity" fuzz --suite storage --visits 1 --budget 60s --seed 5 --corpus "$work/corpus2" >"$work/next.txt" 2>&1 ||
     { cat "$work/next.txt"; fail "the next run: exit $?"; }
   [ ! -e "$TMPDIR/$left" ] || fail "the next run did not remove the folder of the killed one ($left)"
   [ -d "$TMPDIR/bitparity-fuzz-over-ranks.LIVE00" ] || fail "the next run removed the folder of a live process"
   [ -d "$TMPDIR/bitparity-fuzz-over-ranks.NOOWNR" ] || fail "the next run removed a folder without an owner file"
+  [ -d "$TMPDIR/bitparity-fuzz-over-ranks.OTHERH" ] || fail "the next run removed a folder made on another host"
   [ -z "$(cd "$TMPDIR" && ls -d bitparity-checkpoints.* 2>/dev/null)" ] || fail "the killed ranks' checkpoint folder stays"
   echo "fuzz over ranks killed: passed"
   exit 0
