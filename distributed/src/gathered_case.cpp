@@ -226,12 +226,14 @@ std::vector<SmallerGatheredCase> smaller_gathered_cases(const GatheredCase& c, i
     smaller.blocksize = 64;
     out.push_back({std::move(smaller), world, "block size 64"});
   }
-  for (case_fields::SimplerValues how : case_fields::kSimplerValues) {
-    GatheredCase simpler = c;
-    bool changed = case_fields::simplify_values(simpler.initial, how);
-    for (auto& tensor : simpler.tensors) changed = case_fields::simplify_values(tensor, how) || changed;
-    if (changed) out.push_back({std::move(simpler), world, case_fields::simpler_values_change(how)});
-  }
+  case_fields::add_simpler_values(
+      c,
+      [](GatheredCase& simpler) {
+        std::vector<std::vector<float>*> lists = {&simpler.initial};
+        for (auto& tensor : simpler.tensors) lists.push_back(&tensor);
+        return lists;
+      },
+      [&](GatheredCase simpler, std::string change) { out.push_back({std::move(simpler), world, std::move(change), true}); });
   return out;
 }
 

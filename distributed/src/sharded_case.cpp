@@ -311,8 +311,9 @@ ShardedCase decode_sharded_case(const json& j) {
 }
 
 std::vector<SmallerCase> smaller_cases(const ShardedCase& original, int world) {
+  // Only the values the case reads: a step that simplified values no run reads would be kept for free.
   ShardedCase c = original;
-  if (!c.config.recorded) c.config.recorded = std::make_shared<const RecordedValues>(record_values(original));
+  c.config.recorded = std::make_shared<const RecordedValues>(record_values(original));
   std::vector<SmallerCase> out;
   const auto add = [&out](ShardedCase smaller, int w, std::string change) { out.push_back({std::move(smaller), w, std::move(change)}); };
   // Fewer ranks (a resume needs its worlds).
@@ -380,16 +381,20 @@ std::vector<SmallerCase> smaller_cases(const ShardedCase& original, int world) {
   for (const ParameterSpec& p : all) {
     for (std::int64_t n : smaller_sizes(p.numel, 1)) add(with_numel(c, p.id, n), world, counted(n, "element", "elements") + " in parameter " + std::to_string(p.id));
   }
-  for (case_fields::SimplerValues how : case_fields::kSimplerValues) {
-    RecordedValues values = *c.config.recorded;
-    bool changed = false;
-    for (auto& [id, initial] : values.initial) changed = case_fields::simplify_values(initial, how) || changed;
-    for (auto& [key, gradient] : values.gradients) changed = case_fields::simplify_values(gradient, how) || changed;
-    if (!changed) continue;
-    ShardedCase simpler = c;
-    simpler.config.recorded = std::make_shared<const RecordedValues>(std::move(values));
-    add(simpler, world, case_fields::simpler_values_change(how));
-  }
+  case_fields::add_simpler_values(
+      c,
+      [](ShardedCase& simpler) {
+        auto values = std::make_shared<RecordedValues>(*simpler.config.recorded);
+        simpler.config.recorded = values;
+        std::vector<std::vector<float>*> lists;
+        for (auto& [id, initial] : values->initial) lists.push_back(&initial);
+        for (auto& [key, gradient] : values->gradients) lists.push_back(&gradient);
+        return lists;
+      },
+      [&](ShardedCase simpler, std::string change) {
+        add(std::move(simpler), world, std::move(change));
+        out.back().simplifies_values = true;
+      });
   // A regrouping that no longer moves anything, or happens after the last step, is dropped.
   for (SmallerCase& s : out) {
     ShardedConfig& config = s.smaller.config;

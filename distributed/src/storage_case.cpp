@@ -197,13 +197,12 @@ std::vector<SmallerStorageCase> smaller_storage_cases(const StorageCase& c, int 
     out.push_back({std::move(smaller), world, counted(n, "adapter element", "adapter elements")});
   }
   // The stored bytes are the case (NaN patterns and all); absmax and the adapter are values.
-  for (case_fields::SimplerValues how : case_fields::kSimplerValues) {
-    StorageCase simpler = c;
-    bool changed = case_fields::simplify_values(simpler.weight.absmax, how);
-    changed = case_fields::simplify_values(simpler.adapter.adapter, how) || changed;
-    changed = case_fields::simplify_values(simpler.adapter.grad, how) || changed;
-    if (changed) out.push_back({std::move(simpler), world, case_fields::simpler_values_change(how)});
-  }
+  case_fields::add_simpler_values(
+      c,
+      [](StorageCase& simpler) {
+        return std::vector<std::vector<float>*>{&simpler.weight.absmax, &simpler.adapter.adapter, &simpler.adapter.grad};
+      },
+      [&](StorageCase simpler, std::string change) { out.push_back({std::move(simpler), world, std::move(change), true}); });
   return out;
 }
 

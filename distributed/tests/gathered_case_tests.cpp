@@ -171,5 +171,35 @@ TEST(GatheredCase, EveryShrinkingStepIsASmallerValidCaseOfTheSameValues) {
   }
 }
 
+// Shrinking's value steps, taken greedily as the shrinker does, on a fault that needs two odd values
+// among many (one in the first step's tensor, one in the initial parameter): everything else ends at
+// -1 or 1, and those two keep their drawn values.
+TEST(GatheredCase, ValueShrinkingKeepsOnlyTheOddValuesAFaultNeeds) {
+  GatheredCase c = draw_gathered_case(kTargets[3], 2, 1);
+  ASSERT_GE(c.numel(), 8);
+  const std::size_t odd_at = static_cast<std::size_t>(c.numel()) - 3;
+  const float odd = c.tensors[0][odd_at], odd_initial = c.initial[1];
+  ASSERT_NE(std::fabs(odd), 1.0f);
+  ASSERT_NE(std::fabs(odd_initial), 1.0f);
+  const auto fails = [&](const GatheredCase& k) { return k.tensors[0][odd_at] == odd && k.initial[1] == odd_initial; };
+  int steps = 0;
+  for (bool kept = true; kept && steps < 100;) {
+    kept = false;
+    for (const SmallerGatheredCase& s : smaller_gathered_cases(c, 1)) {
+      if (!s.change.starts_with("values ") || !fails(s.smaller)) continue;
+      c = s.smaller, kept = true, ++steps;
+      break;
+    }
+  }
+  EXPECT_LT(steps, 40) << "halving, not one value at a time";
+  EXPECT_EQ(c.tensors[0][odd_at], odd);
+  EXPECT_EQ(c.initial[1], odd_initial);
+  int left = 0;
+  for (const auto* values : {&c.initial, &c.tensors[0], &c.tensors[1]}) {
+    for (const float v : *values) left += (v != 0.0f && std::isfinite(v) && std::fabs(v) != 1.0f) ? 1 : 0;
+  }
+  EXPECT_EQ(left, 2) << "only the two values the fault needs stay odd";
+}
+
 }  // namespace
 }  // namespace bitparity::distributed

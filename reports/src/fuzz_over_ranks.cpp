@@ -189,7 +189,10 @@ std::string shrinking_text(const nlohmann::json& shrinking) {
            count("elements", "element", "elements");
   };
   return "shrunk from " + size(shrinking.value("from", nlohmann::json::object())) + " to " + size(shrinking.value("to", nlohmann::json::object())) +
-         " in " + std::to_string(shrinking.value("runs", 0)) + " runs over ranks" + (shrinking.value("complete", false) ? "" : " (allowance ended)");
+         " in " + std::to_string(shrinking.value("runs", 0)) + " runs over ranks" +
+         (!shrinking.value("complete", false)          ? " (allowance ended)"
+          : !shrinking.value("values_complete", false) ? " (allowance ended before the values were simplest)"
+                                                       : "");
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ RankReplay run_trial(RankCase& trial, const std::string& launcher, const std::st
 struct Candidate {
   RankCase trial;
   std::string change;
+  bool simplifies_values = false;
 };
 
 // The cases one step smaller than `current`.
@@ -62,7 +63,7 @@ std::vector<Candidate> smaller_rank_cases(const RankCase& current) {
       RankCase trial = current;
       trial.storage_inputs = std::make_shared<const distributed::StorageCase>(std::move(smaller.smaller));
       trial.world_size = smaller.world;
-      out.push_back({std::move(trial), std::move(smaller.change)});
+      out.push_back({std::move(trial), std::move(smaller.change), smaller.simplifies_values});
     }
     return out;
   }
@@ -71,7 +72,7 @@ std::vector<Candidate> smaller_rank_cases(const RankCase& current) {
       RankCase trial = current;
       trial.gathered_inputs = std::make_shared<const distributed::GatheredCase>(std::move(smaller.smaller));
       trial.world_size = smaller.world;
-      out.push_back({std::move(trial), std::move(smaller.change)});
+      out.push_back({std::move(trial), std::move(smaller.change), smaller.simplifies_values});
     }
     return out;
   }
@@ -79,7 +80,7 @@ std::vector<Candidate> smaller_rank_cases(const RankCase& current) {
     RankCase trial = current;
     trial.inputs = std::make_shared<const distributed::ShardedCase>(std::move(smaller.smaller));
     trial.world_size = smaller.world;
-    out.push_back({std::move(trial), std::move(smaller.change)});
+    out.push_back({std::move(trial), std::move(smaller.change), smaller.simplifies_values});
   }
   return out;
 }
@@ -104,30 +105,39 @@ RankCase shrink_rank_case(const RankCase& found, const std::string& launcher, co
   }
   current.violation = first.violation;
   std::vector<std::string> kept;
-  bool complete = false;  // a whole pass over the candidates found none that fails
-  while (!complete && allowance_left(runs, allowance)) {
-    bool kept_one = false, cut_short = false;
-    for (Candidate& candidate : smaller_rank_cases(current)) {
-      if (!allowance_left(runs, allowance)) {
-        cut_short = true;
+  // First the case is made smaller, then its values simpler, each until a whole pass over its
+  // candidates finds none that still fails (or the allowance ends). Values come last: a run over
+  // ranks each, they would otherwise be tried again after every cut.
+  bool complete = false, values_complete = false;
+  for (const bool values : {false, true}) {
+    bool done = false;
+    while (!done && allowance_left(runs, allowance)) {
+      bool kept_one = false, cut_short = false;
+      for (Candidate& candidate : smaller_rank_cases(current)) {
+        if (candidate.simplifies_values != values) continue;
+        if (!allowance_left(runs, allowance)) {
+          cut_short = true;
+          break;
+        }
+        RankCase& trial = candidate.trial;
+        ++runs;
+        const RankReplay replay = run_trial(trial, launcher, folder, allowance);
+        if (!replay.failed) continue;
+        trial.violation = replay.violation;
+        current = std::move(trial);
+        kept.push_back(candidate.change);
+        kept_one = true;
         break;
       }
-      RankCase& trial = candidate.trial;
-      ++runs;
-      const RankReplay replay = run_trial(trial, launcher, folder, allowance);
-      if (!replay.failed) continue;
-      trial.violation = replay.violation;
-      current = std::move(trial);
-      kept.push_back(candidate.change);
-      kept_one = true;
-      break;
+      done = !kept_one && !cut_short;
     }
-    complete = !kept_one && !cut_short;
+    (values ? values_complete : complete) = done;
   }
   record["to"] = size_of(current);
   record["runs"] = runs;
   record["kept"] = kept;
-  record["complete"] = complete;  // false: the allowance ended first
+  record["complete"] = complete;                // false: the allowance ended before the case was smallest
+  record["values_complete"] = values_complete;  // false: ... before its values were simplest
   current.shrinking = record;
   current.file.clear();
   return current;

@@ -28,6 +28,7 @@ struct SmallerGatheredCase {
   GatheredCase smaller;
   int world = 1;
   std::string change;
+  bool simplifies_values = false;  // the same case with simpler values, not a smaller one
 };
 // The candidates one step smaller, most shrinking first: fewer ranks (those that divide the chunked
 // dimension), one step, no pieces or fewer, dimensions of size 1 dropped, smaller dimensions (the

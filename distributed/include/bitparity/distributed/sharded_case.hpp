@@ -40,6 +40,7 @@ struct SmallerCase {
   ShardedCase smaller;
   int world = 1;
   std::string change;  // "2 steps", "drop parameter 17", ...
+  bool simplifies_values = false;  // the same case with simpler values, not a smaller one
 };
 // The candidates one step smaller than `sharded_case` over `world` ranks, most shrinking first:
 // fewer ranks, steps and microbatches, no regrouping, fewer groups and parameters, fewer elements.

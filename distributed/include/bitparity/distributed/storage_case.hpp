@@ -23,6 +23,7 @@ struct SmallerStorageCase {
   StorageCase smaller;
   int world = 1;
   std::string change;
+  bool simplifies_values = false;  // the same case with simpler values, not a smaller one
 };
 // The candidates one step smaller, most shrinking first: fewer ranks, fewer storage elements (the
 // first ones kept, their absmax with them), one column, a shorter adapter.
