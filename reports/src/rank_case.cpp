@@ -242,8 +242,8 @@ bool is_rank_case_file(const fs::path& file) {
   if (!fs::is_regular_file(file, error)) return false;
   try {
     const nlohmann::json document = parsed_file(file);
-    return document.is_object() &&
-           (document.value("schema", "") == kRankCaseSchema || document.value("schema", "") == kSeededRankCaseSchema);
+    // Any version: read_rank_case names the ones this build reads.
+    return document.is_object() && document.value("schema", "").starts_with(kRankCaseSchemaName);
   } catch (const std::exception&) {
     return false;
   }
@@ -263,6 +263,10 @@ std::vector<fs::path> rank_case_files(const fs::path& path) {
 RankCase read_rank_case(const fs::path& file) {
   const nlohmann::json document = parsed_file(file);
   const std::string schema = document.is_object() ? document.value("schema", "") : "";
+  if (schema.starts_with(kRankCaseSchemaName) && schema != kRankCaseSchema && schema != kSeededRankCaseSchema) {
+    throw UsageError(file.string() + ": schema '" + schema + "' is not one this build reads (" + kRankCaseSchema + ", or " +
+                     kSeededRankCaseSchema + " without inputs); save the case again with this build's bitparity fuzz");
+  }
   if (schema != kRankCaseSchema && schema != kSeededRankCaseSchema) {
     throw UsageError(file.string() + ": not a rank case (" + kRankCaseSchema + "); give a file from CORPUS/" + kRankCaseFolder +
                      " (bitparity fuzz saves them there), or replay a one-process case with bitparity replay FILE");
@@ -332,6 +336,12 @@ RankCase read_rank_case(const fs::path& file) {
     }
   }
 #endif
+  // Without its inputs a case is drawn again from the seed in its arguments; without either, the
+  // ranks would run whatever the default seed draws.
+  if (!document.contains("case") && std::find(saved.arguments.begin(), saved.arguments.end(), "--seed") == saved.arguments.end()) {
+    throw UsageError(file.string() + ": the file holds no \"case\" and its \"arguments\" no --seed, so nothing says which case to "
+                                     "run; save the case again with bitparity fuzz");
+  }
   if (document.contains("shrinking")) saved.shrinking = document.at("shrinking");
   return saved;
 }

@@ -22,6 +22,7 @@ struct GatheredCase;  // gathered_layout.hpp, gathered_case.hpp: P2r
 
 namespace bitparity::reports {
 
+inline constexpr const char* kRankCaseSchemaName = "bitparity.rank-case/";  // any version
 inline constexpr const char* kRankCaseSchema = "bitparity.rank-case/2";
 inline constexpr const char* kSeededRankCaseSchema = "bitparity.rank-case/1";  // read: no inputs
 inline constexpr const char* kRankCaseFolder = "over-ranks";  // below the corpus folder

@@ -239,4 +239,14 @@ tail -n 1 "$work/r.txt" | grep -q "^error: unknown optimizer 'adamx'; expected o
 mkdir -p "$work/bad/over-ranks"
 echo '{"schema": "bitparity.rank-case/1", "property": "P6"}' >"$work/bad/over-ranks/broken.json"
 refused "a rank case needs the text field \"entry\"" "$bitparity" replay "$work/bad"
+# A saved case of another schema version, and one that holds neither its inputs nor a seed.
+saved=$(ls "$(dirname "$0")"/../../properties/corpus/over-ranks/P11-*.json | head -n 1)
+python3 - "$saved" "$work" <<'PY'
+import json, sys
+case = json.load(open(sys.argv[1]))
+json.dump(dict(case, schema="bitparity.rank-case/9"), open(sys.argv[2] + "/later.json", "w"))
+json.dump({k: v for k, v in case.items() if k != "case"}, open(sys.argv[2] + "/no-inputs.json", "w"))
+PY
+refused "schema 'bitparity.rank-case/9' is not one this build reads" "$bitparity" replay "$work/later.json"
+refused "holds no \"case\" and its \"arguments\" no --seed" "$bitparity" replay "$work/no-inputs.json"
 echo "fuzz over ranks refusals: passed"
