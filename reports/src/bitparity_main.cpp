@@ -114,7 +114,9 @@ int main(int argc, char** argv) {
   } catch (const GpuMissingError& error) {
     return refuse(error.what(), exit_gpu_missing);
   } catch (const bitparity::Error& error) {
-    return refuse(error.what(), exit_code_of(error.code()));
+    // A refusal of bad input says what was wrong; the code name is for a CUDA failure's report.
+    const bool bad_input = exit_code_of(error.code()) == exit_bad_input;
+    return refuse(bad_input ? error.message() : std::string(error.what()), exit_code_of(error.code()));
   } catch (const std::bad_alloc&) {
     return refuse("out of memory; choose a smaller run (fewer --elements, --cases or rows)", exit_run_error);
   } catch (const std::exception& error) {
