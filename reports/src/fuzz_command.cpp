@@ -12,6 +12,7 @@
 #include "bitparity/fixtures/atomic_file.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/saved_case.hpp"
 #include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/commands.hpp"
@@ -25,6 +26,7 @@
 #include "fuzz_over_ranks.hpp"
 #include "fuzz_state.hpp"
 #include "fuzz_supervisor.hpp"
+#include "rank_case.hpp"
 
 namespace bitparity::reports {
 
@@ -64,12 +66,35 @@ fs::path state_path(const std::string& corpus) { return fs::path(corpus) / "fuzz
 
 nlohmann::json read_state(const std::string& corpus) { return read_fuzz_state(state_path(corpus), kStateSchema, "next_visit"); }
 
+// Every case the corpus already holds must be readable: a file that is not would make its replay
+// (and ctest's corpus label) refuse the whole corpus after a night of fuzzing. Said before the run.
+void check_corpus_cases(const std::string& corpus) {
+  std::error_code error;
+  const fs::path cases = fs::path(corpus) / "cases";
+  const auto refuse = [&](const std::string& why) {
+    throw UsageError("--corpus " + corpus + ": " + why + "; fix the file or move it out of the corpus");
+  };
+  if (fs::is_directory(cases, error)) {
+    try {
+      for (const fs::path& file : properties::corpus_case_files(cases)) properties::read_saved_case(file);
+    } catch (const properties::CaseFileError& bad) {
+      refuse(bad.what());
+    }
+  }
+  try {
+    for (const fs::path& file : rank_case_files(corpus)) read_rank_case(file);
+  } catch (const UsageError& bad) {
+    refuse(bad.what());
+  }
+}
+
 void check_corpus(const std::string& corpus) {
   if (corpus.empty()) throw UsageError("--corpus is empty; give a folder for the saved cases");
   std::error_code error;
   if (fs::exists(corpus, error) && !fs::is_directory(corpus, error)) {
     throw UsageError("--corpus " + corpus + " is not a folder; give a folder for the saved cases");
   }
+  check_corpus_cases(corpus);
   fs::create_directories(fs::path(corpus) / "cases", error);
   if (error) throw UsageError("--corpus " + corpus + ": cannot create its cases folder (" + error.message() + ")");
   check_result_path("--corpus", state_path(corpus).string());
