@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -512,6 +513,20 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   return plan;
 }
 
+namespace {
+// A refusal every rank reaches alike: rank 0 says why while every rank still runs, then all end
+// together with exit 2. (A rank that ended first could make mpirun tear the job down before rank 0,
+// still unwinding to main, had printed the reason.)
+int refuse_on_every_rank(distributed::MpiWorld& world, const std::string& message) {
+  if (world.rank() == 0) {
+    std::fprintf(stderr, "error: %s\n", message.c_str());
+    std::fflush(stderr);
+  }
+  world.mpi_communicator().barrier();
+  return exit_bad_input;
+}
+}  // namespace
+
 int run_sharded_command(const ShardedCommand& command) {
   const ShardedPlan plan = plan_sharded(command);
   check_temporary_folder();
@@ -521,29 +536,23 @@ int run_sharded_command(const ShardedCommand& command) {
   if (plan.saved_case && plan.saved_case->resume) {
     const distributed::ResumeCase& resume = *plan.saved_case->resume;
     if (std::max(resume.save_world, resume.load_world) > world.size()) {
-      if (world.rank() != 0) return exit_bad_input;
-      throw UsageError(plan.case_file + " saves on " + std::to_string(resume.save_world) + " ranks and resumes on " +
-                       std::to_string(resume.load_world) + "; run it with mpirun -np " +
-                       std::to_string(std::max(resume.save_world, resume.load_world)) + " or more");
+      return refuse_on_every_rank(world, plan.case_file + " saves on " + std::to_string(resume.save_world) + " ranks and resumes on " +
+                                             std::to_string(resume.load_world) + "; run it with mpirun -np " +
+                                             std::to_string(std::max(resume.save_world, resume.load_world)) + " or more");
     }
   }
   if (plan.saved_gathered_case) {
     try {
       distributed::check_gathered_world(*plan.saved_gathered_case, world.size());
     } catch (const Error& error) {
-      if (world.rank() != 0) return exit_bad_input;
-      throw UsageError(plan.case_file + ": " + error.message() + " (it was saved on " + std::to_string(plan.case_world) +
-                       " ranks: mpirun -np " + std::to_string(plan.case_world) + ")");
+      return refuse_on_every_rank(world, plan.case_file + ": " + error.message() + " (it was saved on " + std::to_string(plan.case_world) +
+                                             " ranks: mpirun -np " + std::to_string(plan.case_world) + ")");
     }
   }
   for (const auto& [rank, name] : plan.rank_implementations) {
     if (rank >= world.size()) {
-      // Every rank sees the same world; rank 0 says why, the others end quietly with the same code.
-      if (world.rank() == 0) {
-        throw UsageError("--rank-implementation names rank " + std::to_string(rank) + " but the world has " +
-                         std::to_string(world.size()) + " ranks (mpirun -np)");
-      }
-      return exit_bad_input;
+      return refuse_on_every_rank(world, "--rank-implementation names rank " + std::to_string(rank) + " but the world has " +
+                                             std::to_string(world.size()) + " ranks (mpirun -np)");
     }
   }
   try {
