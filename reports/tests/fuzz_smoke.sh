@@ -84,7 +84,12 @@ echo "== a killed run leaves only whole case files"
 "$bitparity" fuzz --implementation mutant:optim8-ignore-strides --implementation mutant:ignore-strides --budget 60s --jobs 2 \
   --corpus "$work/killed" >/dev/null 2>&1 &
 pid=$!
-sleep 5
+# Killed once it has saved a case (a loaded machine may take longer than a few seconds to find one).
+for _ in $(seq 1 120); do
+  [ -n "$(ls "$work/killed/cases" 2>/dev/null)" ] && break
+  sleep 0.5
+done
+sleep 1
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 sleep 2
