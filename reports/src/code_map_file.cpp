@@ -100,7 +100,7 @@ CodeMap read_safetensors_map(const std::string& path, const std::string& tensor)
   try {
     file = distributed::read_safetensors(path);
   } catch (const Error& e) {
-    throw UsageError(e.what());
+    throw UsageError(e.message());
   }
   std::vector<std::string> candidates;
   for (const auto& [name, entry] : file.tensors) {
@@ -166,7 +166,7 @@ QuantFormat resolve_code_map(const std::string& spec) {
   try {
     return register_code_map(map);
   } catch (const Error& e) {
-    throw UsageError(std::string(e.what()) + " (in " + spec + ")");
+    throw UsageError(e.message() + " (in " + spec + ")");
   }
 }
 

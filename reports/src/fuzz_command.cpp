@@ -111,7 +111,7 @@ std::vector<std::string> fuzzed_implementations(const FuzzCommand& command, cons
       id = fixtures::parse_implementation_id(name);
       fixtures::make_implementation(id);  // refuses unknown mutants and absent devices, naming them
     } catch (const Error& error) {
-      throw UsageError(std::string("--implementation ") + name + ": " + error.what());
+      throw UsageError(std::string("--implementation ") + name + ": " + error.message());
     }
     names.push_back(name);
   }

@@ -81,7 +81,7 @@ Selection resolve_selection(const FuzzCommand& command) {
       try {
         fixtures::make_implementation(fixtures::parse_implementation_id(name));
       } catch (const Error& error) {
-        throw UsageError("--implementation " + name + ": " + error.what());
+        throw UsageError("--implementation " + name + ": " + error.message());
       }
     }
   }

@@ -57,7 +57,7 @@ RankOutcome replay_over_ranks(const RankCase& saved, const std::string& implemen
     try {
       fixtures::make_implementation(implementation);
     } catch (const Error& error) {
-      return {std::string("skipped: ") + error.what(), false, true};
+      return {"skipped: " + error.message(), false, true};
     }
   }
   const RankReplay replay =
@@ -93,7 +93,7 @@ int run_replay_command(const ReplayCommand& command) {
     try {
       fixtures::make_implementation(command.implementation);
     } catch (const Error& error) {
-      throw UsageError("--implementation " + command.implementation + ": " + error.what());
+      throw UsageError("--implementation " + command.implementation + ": " + error.message());
     }
   }
   // Every file is read and checked before any case runs.
@@ -168,9 +168,9 @@ int run_replay_command(const ReplayCommand& command) {
       entry["invalid"] = error.what();
     } catch (const Error& error) {
       if (error.code() == ErrorCode::device_unavailable || std::string(error.what()).find("not available") != std::string::npos) {
-        verdict = std::string("skipped: ") + error.what();
+        verdict = "skipped: " + error.message();
         ++skipped;
-        entry["skipped"] = error.what();
+        entry["skipped"] = error.message();
       } else {
         verdict = std::string("ERROR: ") + error.what();
         as_expected = false;

@@ -53,7 +53,7 @@ std::vector<std::string> parity_devices(const ReportCommand& command) {
       try {
         fixtures::make_implementation(name);
       } catch (const Error& error) {
-        throw UsageError("--device " + name + ": " + error.what());
+        throw UsageError("--device " + name + ": " + error.message());
       }
       devices.push_back(name);
     }
