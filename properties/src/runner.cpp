@@ -236,7 +236,7 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
         property.body(case_target, result.stats);
       } catch (const Error& refusal) {
         // A refusal of a valid case is a failure too (P2: results, or a refusal only for bad input).
-        report_violation(result.stats, 1, std::string("the implementation refused a valid case: ") + refusal.what());
+        report_violation(result.stats, 1, std::string(kRefusedValidCase) + refusal.what());
       }
     } catch (const PropertyViolation&) {
       if (options.record_failing_case) result.failing_case = RecordedCase{tape.encoded_inputs(), tape.encoded_notes()};
@@ -327,7 +327,7 @@ ReplayOutcome replay_property(const PropertyDef& property, const PropertyTarget&
     try {
       property.body(replayed, outcome.stats);
     } catch (const Error& refusal) {
-      report_violation(outcome.stats, 1, std::string("the implementation refused a valid case: ") + refusal.what());
+      report_violation(outcome.stats, 1, std::string(kRefusedValidCase) + refusal.what());
     }
   } catch (const PropertyViolation& violation) {
     outcome.passed = false;

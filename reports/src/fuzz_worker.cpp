@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/properties/case_values.hpp"
 #include "bitparity/properties/saved_case.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/fuzz.hpp"
@@ -64,6 +65,33 @@ void injected_fault(std::int64_t visit) {
   if (text.compare(0, colon, "hang") == 0) {
     while (true) ::pause();
   }
+}
+
+// The shrunk case's values made simpler (properties::simplify_case_values) where it still fails on
+// the implementation with the same kind of finding, and, for an implementation other than the cpu,
+// still holds on the cpu: a simpler value must not make a case that fails for another reason. The
+// kept case's violation replaces the saved one. At most kSimplifyTries replays (milliseconds each).
+std::vector<std::string> simpler_failing_values(SavedCase& saved, const properties::PropertyDef& property,
+                                                const properties::PropertyTarget& target, fixtures::Implementation& cpu) {
+  constexpr int kSimplifyTries = 200;
+  const properties::PropertyTarget on_cpu = properties::make_target(property, properties::saved_case_target(saved), &cpu, &cpu, saved.blocksize);
+  const bool check_cpu = saved.implementation != "cpu";
+  const bool refused = saved.violation.starts_with(properties::kRefusedValidCase);
+  std::string violation;
+  const auto still_fails = [&](const properties::RecordedCase& trial) {
+    try {
+      const properties::ReplayOutcome outcome = properties::replay_property(property, target, trial);
+      if (outcome.passed || outcome.not_applicable || outcome.violation.starts_with(properties::kRefusedValidCase) != refused) return false;
+      if (check_cpu && !properties::replay_property(property, on_cpu, trial).passed) return false;
+      violation = outcome.violation;
+      return true;
+    } catch (const std::exception&) {
+      return false;  // a value the case's dtype cannot hold, or an input it cannot read back
+    }
+  };
+  std::vector<std::string> kept = properties::simplify_case_values(saved.recorded, still_fails, kSimplifyTries);
+  if (!kept.empty()) saved.violation = violation;
+  return kept;
 }
 
 }  // namespace
@@ -153,6 +181,8 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
         saved.blocksize = v.blocksize;
         saved.violation = result.counterexample;
         saved.recorded = *result.failing_case;
+        const std::vector<std::string> simpler = simpler_failing_values(saved, *unit.property, target_of_visit, *baseline);
+        if (!simpler.empty()) failure["values_simplified"] = simpler;
         failure["reproduction"] = reproduction(saved);
         saved.found = failure;
         try {

@@ -29,6 +29,11 @@ cat "$work/kill.txt"
 [ "$code" -eq 1 ] || fail "the mutant run exited $code, expected 1"
 files=$(ls "$work/kill/cases" | wc -l)
 [ "$files" -eq 1 ] || fail "expected one saved case, found $files"
+python3 - "$work/kill/cases"/*.json <<'EOF' || fail "the saved case's values were not made simpler"
+import json, sys
+case = json.load(open(sys.argv[1]))
+assert case["found"]["values_simplified"][0] == "values rounded down to powers of two", case["found"]
+EOF
 "$bitparity" replay "$work/kill" | tail -n 3 || fail "the saved case no longer kills its mutant"
 "$bitparity" replay "$work/kill" --implementation cpu | tail -n 1 || fail "the saved case fails on cpu"
 "$bitparity" fuzz --implementation mutant:stale-absmax --stop-on-failure --budget 30s --seed 3 --first-visit 0 --corpus "$work/kill" >"$work/kill2.txt" 2>&1

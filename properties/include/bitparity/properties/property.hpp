@@ -127,6 +127,9 @@ struct RunOptions {
   bool shrink = true;                // false: a failing case is kept as drawn
 };
 
+// How a violation begins when the implementation threw on a case the generators call valid.
+inline constexpr const char* kRefusedValidCase = "the implementation refused a valid case: ";
+
 // A case as data: the inputs it drew, encoded by name, and the notes each draw added.
 struct RecordedCase {
   nlohmann::json inputs = nlohmann::json::object();
