@@ -53,6 +53,18 @@ void collect_values(const json& node, const json::json_pointer& at, std::vector<
   }
 }
 
+// The draw's note of the input that holds a simplified value says so: it describes the values as
+// drawn ("values{near_midpoints, seed=0}"), which they no longer are.
+void mark_simplified(json& notes, const json::json_pointer& at) {
+  constexpr const char* kMark = "; values made simpler after shrinking";
+  json::json_pointer input = at;
+  while (!input.parent_pointer().empty()) input = input.parent_pointer();
+  const std::string key = input.back();
+  if (!notes.is_object() || !notes.contains(key) || !notes.at(key).is_string()) return;
+  const std::string note = notes.at(key).get<std::string>();
+  if (!note.ends_with(kMark)) notes[key] = note + kMark;
+}
+
 }  // namespace
 
 std::vector<std::string> simplify_case_values(RecordedCase& recorded, const std::function<bool(const RecordedCase&)>& still_fails,
@@ -72,6 +84,7 @@ std::vector<std::string> simplify_case_values(RecordedCase& recorded, const std:
         RecordedCase trial = recorded;
         for (std::size_t k = first; k < last; ++k) {
           trial.inputs[changing[k].at] = encode_float(simpler_value(changing[k].value, how), changing[k].dtype);
+          mark_simplified(trial.notes, changing[k].at);
         }
         ++tries;
         if (!still_fails(trial)) continue;

@@ -25,6 +25,7 @@ RecordedCase a_case() {
   c["hyperparameters"] = json::object({{"lr", encode_float(0.1f)}, {"step", 3}});
   c["shape"] = json::array({20});
   recorded.inputs["case"] = c;
+  recorded.notes["case"] = "shape=[20] grad f32 value seed 0";
   return recorded;
 }
 
@@ -55,7 +56,8 @@ TEST(CaseValues, KeepOnlyTheOddValueTheFaultNeedsInEachDtype) {
   EXPECT_EQ(c.inputs["case"]["states"][1][1], encode_float(INFINITY, DType::f16));
   // The rest of the case is as it was.
   EXPECT_EQ(c.inputs["case"]["hyperparameters"], a_case().inputs["case"]["hyperparameters"]);
-  EXPECT_EQ(c.inputs["case"]["shape"], json({20}));
+  EXPECT_EQ(c.inputs["case"]["shape"], json::array({20}));
+  EXPECT_EQ(c.notes["case"], "shape=[20] grad f32 value seed 0; values made simpler after shrinking") << "marked once";
 }
 
 TEST(CaseValues, ACaseThatNeedsEveryValueIsLeftAsItWasWithinItsTries) {
@@ -65,6 +67,7 @@ TEST(CaseValues, ACaseThatNeedsEveryValueIsLeftAsItWasWithinItsTries) {
   EXPECT_TRUE(kept.empty());
   EXPECT_EQ(calls, 5);
   EXPECT_EQ(c.inputs, a_case().inputs);
+  EXPECT_EQ(c.notes, a_case().notes);
 }
 
 }  // namespace
