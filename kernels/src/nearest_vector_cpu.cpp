@@ -137,25 +137,35 @@ __attribute__((target("arch=x86-64-v3"))) std::int64_t nearest_codes_by_bucket_a
   const __m256i ceiling = _mm256_set1_epi32(static_cast<int>(table.nearest_ceiling));
   const __m256i per_sign = _mm256_set1_epi32(table.nearest_per_sign);
   const __m128i shift = _mm_cvtsi32_si128(table.nearest_shift);
+  const __m256i high_mask = _mm256_set1_epi32(static_cast<int>(~((1u << table.nearest_shift) - 1u)));
   const __m256i low_byte = _mm256_set1_epi32(0xFF);
   const __m256i nan_code = _mm256_set1_epi32(table.nan_code);
-  // Entry k as one little-endian 64-bit element: threshold bits low, codes high.
-  const auto* entries = reinterpret_cast<const long long*>(table.nearest_entry);
+  const std::uint32_t* entries = table.nearest_entry;
   std::int64_t j = 0;
   for (; j + 8 <= count; j += 8) {
     const __m256 x = _mm256_loadu_ps(v + j);
     const __m256i bits = _mm256_castps_si256(x);
-    __m256i magnitude = _mm256_and_si256(bits, magnitude_mask);
-    magnitude = _mm256_min_epu32(_mm256_max_epu32(magnitude, floor), ceiling);
-    const __m256i bucket = _mm256_add_epi32(_mm256_srl_epi32(_mm256_sub_epi32(magnitude, floor), shift),
-                                            _mm256_and_si256(_mm256_srai_epi32(bits, 31), per_sign));
-    const __m256 first = _mm256_castsi256_ps(_mm256_i32gather_epi64(entries, _mm256_castsi256_si128(bucket), 8));
-    const __m256 second = _mm256_castsi256_ps(_mm256_i32gather_epi64(entries, _mm256_extracti128_si256(bucket, 1), 8));
-    // Even words are thresholds, odd words codes; the shuffle leaves them in 64-bit pairs 0 2 1 3.
-    const __m256 threshold = words_in_order(_mm256_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0)));
-    const __m256i codes = _mm256_castps_si256(words_in_order(_mm256_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1))));
-    const __m256i above = _mm256_castps_si256(_mm256_cmp_ps(threshold, x, _CMP_LT_OQ));  // threshold < v
-    __m256i code = _mm256_blendv_epi8(_mm256_and_si256(codes, low_byte), _mm256_srli_epi32(codes, 8), above);
+    const __m256i magnitude = _mm256_and_si256(bits, magnitude_mask);
+    const __m256i clamped = _mm256_min_epu32(_mm256_max_epu32(magnitude, floor), ceiling);
+    const __m256i negative = _mm256_srai_epi32(bits, 31);
+    const __m256i bucket = _mm256_add_epi32(_mm256_srl_epi32(_mm256_sub_epi32(clamped, floor), shift),
+                                            _mm256_and_si256(negative, per_sign));
+    // Eight scalar loads: on Zen 3 they beat one vpgatherdd (and two vpgatherdq) of the same words.
+    const __m128i low_buckets = _mm256_castsi256_si128(bucket), high_buckets = _mm256_extracti128_si256(bucket, 1);
+    const auto b01 = static_cast<std::uint64_t>(_mm_cvtsi128_si64(low_buckets));
+    const auto b23 = static_cast<std::uint64_t>(_mm_extract_epi64(low_buckets, 1));
+    const auto b45 = static_cast<std::uint64_t>(_mm_cvtsi128_si64(high_buckets));
+    const auto b67 = static_cast<std::uint64_t>(_mm_extract_epi64(high_buckets, 1));
+    const auto at = [entries](std::uint64_t pair, int half) {
+      return static_cast<int>(entries[static_cast<std::uint32_t>(pair >> (32 * half))]);
+    };
+    const __m256i entry = _mm256_setr_epi32(at(b01, 0), at(b01, 1), at(b23, 0), at(b23, 1), at(b45, 0), at(b45, 1),
+                                            at(b67, 0), at(b67, 1));
+    const __m256i threshold = _mm256_or_si256(_mm256_and_si256(clamped, high_mask), _mm256_andnot_si256(high_mask, entry));
+    // Magnitudes are below 2^31, so signed compares order them.
+    const __m256i greater = _mm256_cmpgt_epi32(magnitude, threshold), less = _mm256_cmpgt_epi32(threshold, magnitude);
+    const __m256i above = _mm256_blendv_epi8(greater, less, negative);
+    __m256i code = _mm256_blendv_epi8(_mm256_and_si256(_mm256_srli_epi32(entry, 16), low_byte), _mm256_srli_epi32(entry, 24), above);
     code = _mm256_blendv_epi8(code, nan_code, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)));  // v != v
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(chosen + j), code);
   }

@@ -16,10 +16,10 @@ namespace bitparity::cpu {
 // at most 8); returns how many it decided (0 for other maps). Only where cpu_has_avx512bw().
 std::int64_t nearest_codes_avx512(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count);
 
-// nearest_code_by_bucket on 8 values at once with AVX2, each bucket's two words loaded as one
-// 64-bit element (vpgatherdq), where the compiled loop gathers each word apart: GCC 12 makes 64-bit
-// gathers by 32-bit indices only with AVX-512. The same bucket, compare and selects, so the same
-// codes. Decides the first count - count % 8 values where table.nearest_ready; returns how many.
+// nearest_code_by_bucket on 8 values at once with AVX2, the 8 entries loaded by scalar loads, where
+// the compiled loop gathers them (vpgatherdd, about 1.3x slower on Zen 3). The same bucket, compare
+// and selects, so the same codes. Decides the first count - count % 8 values where
+// table.nearest_ready; returns how many.
 std::int64_t nearest_codes_by_bucket_avx2(const CodeTable& table, const float* v, std::int32_t* chosen, std::int64_t count);
 
 // nearest_codes_avx512's search with AVX2 on 8 values at once, each level's candidates permuted

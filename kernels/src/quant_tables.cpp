@@ -59,7 +59,10 @@ void index_buckets(CodeTable& table, std::string_view name) {
 // would hold two thresholds or the buckets would not fit. Each bucket's patterns (with the clamped
 // ones below the floor and above the ceiling, up to infinity) are an interval of values, over which
 // the search's count rises by at most one: at the interval's ends the counts are c and c or c + 1,
-// and threshold c decides between them.
+// and threshold c decides between them. (A threshold whose magnitude lies outside its bucket's
+// patterns, which the entry could not spell, is refused too: only a zero threshold in the clamped
+// first bucket could, and the 2^29 bound between neighbours then puts the floor at zero or the map
+// past the buckets.)
 bool index_nearest_with_shift(CodeTable& table, int shift) {
   constexpr std::uint32_t kInfinityBits = 0x7F800000u;
   std::uint32_t smallest = kInfinityBits, largest = 0;  // nonzero threshold magnitudes
@@ -73,18 +76,23 @@ bool index_nearest_with_shift(CodeTable& table, int shift) {
   const std::int64_t per_sign = ((ceiling - floor) >> shift) + 1;
   if (2 * per_sign > kNearestBuckets) return false;
   for (std::int64_t bucket = 0; bucket < per_sign; ++bucket) {
-    const std::uint32_t first = bucket == 0 ? 0u : floor + (static_cast<std::uint32_t>(bucket) << shift);
-    const std::uint32_t last = bucket + 1 == per_sign ? kInfinityBits : floor + (static_cast<std::uint32_t>(bucket + 1) << shift) - 1;
+    const std::uint32_t start = floor + (static_cast<std::uint32_t>(bucket) << shift);
+    const std::uint32_t first = bucket == 0 ? 0u : start;
+    const std::uint32_t last = bucket + 1 == per_sign ? kInfinityBits : start + (1u << shift) - 1;
     for (std::uint32_t sign = 0; sign < 2; ++sign) {
       const float a = float_from_bits((sign << 31) | first), b = float_from_bits((sign << 31) | last);
       const int low = nearest_sorted_index_by_search(table, std::min(a, b));
       const int high = nearest_sorted_index_by_search(table, std::max(a, b));
       if (high - low > 1) return false;
-      const std::int64_t at = bucket + sign * per_sign;
-      const float threshold = high > low ? table.thresholds[low] : std::numeric_limits<float>::infinity();
-      const auto codes = static_cast<std::uint32_t>(table.sorted_codes[low] | (table.sorted_codes[high] << 8));
-      table.nearest_entry[2 * at] = float_bits(threshold);
-      table.nearest_entry[2 * at + 1] = codes;
+      std::uint32_t low_bits = 0;
+      if (high > low) {
+        const std::uint32_t magnitude = float_bits(table.thresholds[low]) & 0x7FFFFFFFu;
+        if ((magnitude >> shift) != (start >> shift)) return false;
+        low_bits = magnitude - start;
+      }
+      const auto below = static_cast<std::uint32_t>(table.sorted_codes[low]);
+      const auto above = static_cast<std::uint32_t>(table.sorted_codes[high]);
+      table.nearest_entry[bucket + sign * per_sign] = low_bits | (below << 16) | (above << 24);
     }
   }
   table.nearest_shift = shift;
@@ -94,11 +102,12 @@ bool index_nearest_with_shift(CodeTable& table, int shift) {
   return true;
 }
 
-// The coarsest finer index that holds (fewest buckets, so fewest cache lines touched), if any: a map
-// with thresholds closer than 2^-12 of their magnitude keeps the windowed search.
+// The coarsest finer index that holds (fewest buckets, so fewest cache lines touched) with buckets
+// of at most 2^kNearestLowBits patterns, if any: a map with thresholds closer than 2^-12 of their
+// magnitude, or spread over more exponents than the buckets cover, keeps the windowed search.
 void index_nearest(CodeTable& table) {
   table.nan_code = table.sorted_codes[nearest_sorted_index_by_search(table, std::numeric_limits<float>::quiet_NaN())];
-  for (int fraction_bits = 0; fraction_bits <= 12; ++fraction_bits) {
+  for (int fraction_bits = 23 - kNearestLowBits; fraction_bits <= 12; ++fraction_bits) {
     if (index_nearest_with_shift(table, 23 - fraction_bits)) {
       table.nearest_ready = 1;
       return;

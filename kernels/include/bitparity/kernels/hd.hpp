@@ -5,3 +5,11 @@
 #else
 #define BP_HD inline
 #endif
+
+// Before a loop whose stores alias none of its loads, where GCC cannot prove it (a gather from a
+// table behind a reference, stores through a pointer of an inlined caller) and keeps it scalar.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define BP_LOOP_INDEPENDENT _Pragma("GCC ivdep")
+#else
+#define BP_LOOP_INDEPENDENT
+#endif

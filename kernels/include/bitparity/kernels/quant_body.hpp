@@ -126,17 +126,45 @@ BP_HD int nearest_bucket(const CodeTable& table, float v) {
          static_cast<int>(bits >> 31) * table.nearest_per_sign;
 }
 
+// The finer index's scalars, copied out of the table once per loop: read through the table in the
+// loop, they might alias the codes it stores, and the loop stayed scalar.
+struct NearestIndex {
+  std::uint32_t floor, ceiling, shift;
+  std::int32_t per_sign, nan_code;
+  const std::uint32_t* entry;
+};
+
+BP_HD NearestIndex nearest_index(const CodeTable& table) {
+  return NearestIndex{table.nearest_floor, table.nearest_ceiling, static_cast<std::uint32_t>(table.nearest_shift),
+                      table.nearest_per_sign, table.nan_code, table.nearest_entry};
+}
+
 // The code of nearest_sorted_index(v) through the finer index (only where nearest_ready): every v of
-// a bucket has the same thresholds below it but the bucket's one, so one compare decides, with two
-// independent loads of adjacent words where the search makes six dependent ones.
-BP_HD int nearest_code_by_bucket(const CodeTable& table, float v) {
+// a bucket has the same thresholds below it but the bucket's one, so one compare decides, with one
+// load where the search makes six dependent ones. The threshold's magnitude is the bucket's high
+// bits and the entry's low ones; `threshold < v` compares magnitudes (v's own, not the clamped one),
+// the other way round for a negative v, whose bucket's threshold is negative too.
+BP_HD int nearest_code_by_bucket(const NearestIndex& index, float v) {
   // Every load is unconditional: a load under a select would keep the loop scalar.
-  const int bucket = nearest_bucket(table, v);
-  const float threshold = float_from_bits(table.nearest_entry[2 * bucket]);
-  const auto codes = static_cast<std::int32_t>(table.nearest_entry[2 * bucket + 1]);
-  const int nan_code = table.nan_code;
-  const int code = threshold < v ? codes >> 8 : codes & 0xFF;
-  return v != v ? nan_code : code;
+  const std::uint32_t bits = float_bits(v);
+  const std::uint32_t magnitude = bits & 0x7FFFFFFFu;
+  std::uint32_t clamped = magnitude < index.floor ? index.floor : magnitude;
+  clamped = clamped > index.ceiling ? index.ceiling : clamped;
+  const std::uint32_t low_mask = (1u << index.shift) - 1u;
+  const std::uint32_t negative = bits >> 31;
+  const auto bucket = static_cast<std::int32_t>((clamped - index.floor) >> index.shift) +
+                      static_cast<std::int32_t>(negative) * index.per_sign;
+  const std::uint32_t entry = index.entry[bucket];
+  const std::uint32_t threshold = (clamped & ~low_mask) | (entry & low_mask);
+  // 0/1 words, not bools: GCC 12 did not vectorize a select between two compares' masks.
+  const std::uint32_t greater = magnitude > threshold ? 1u : 0u, less = magnitude < threshold ? 1u : 0u;
+  const std::uint32_t above = negative != 0 ? less : greater;
+  const auto code = static_cast<int>(above != 0 ? entry >> 24 : (entry >> 16) & 0xFFu);
+  return v != v ? index.nan_code : code;
+}
+
+BP_HD int nearest_code_by_bucket(const CodeTable& table, float v) {
+  return nearest_code_by_bucket(nearest_index(table), v);
 }
 
 // Stochastic rounding between the two codes that bracket v: up with probability
@@ -225,7 +253,8 @@ struct DecideNearest {
   BP_HD void operator()(const CodeTable& table, const float* __restrict v, std::int32_t* __restrict chosen,
                         std::int64_t count) const {
     if (table.nearest_ready != 0) {
-      for (std::int64_t j = 0; j < count; ++j) chosen[j] = nearest_code_by_bucket(table, v[j]);
+      const NearestIndex index = nearest_index(table);
+      BP_LOOP_INDEPENDENT for (std::int64_t j = 0; j < count; ++j) chosen[j] = nearest_code_by_bucket(index, v[j]);
     } else {
       for (std::int64_t j = 0; j < count; ++j) chosen[j] = table.sorted_codes[nearest_sorted_index(table, v[j])];
     }

@@ -25,9 +25,10 @@ inline constexpr int kMaxCodeMaps = 256;
 // branch-free steps. Building a table checks that every bucket's counts fit in it.
 inline constexpr int kBucketWindow = 16;
 
-// Buckets of the finer decision index (CodeTable::nearest_*), both signs together: 64 KiB of
-// thresholds and codes, of which random data touches a few exponents.
+// Buckets of the finer decision index (CodeTable::nearest_*), both signs together: 32 KiB of packed
+// entries, of which random data touches a few exponents.
 inline constexpr int kNearestBuckets = 8192;
+inline constexpr int kNearestLowBits = 16;  // threshold bits an entry holds: buckets of at most 2^16 patterns
 
 // The decision table of one format, plain data for the kernel body.
 // Quantization rounds the normalised value v to the nearest of `sorted_values` by counting the
@@ -53,19 +54,19 @@ struct CodeTable {
   // fewer than bucket_low[k] + kBucketWindow thresholds strictly below it (ARITHMETIC.md).
   std::int32_t bucket_low[4096] = {};
   // A finer index, where the map allows one within kNearestBuckets: buckets of |bits(v)| clamped to
-  // [nearest_floor, nearest_ceiling], shifted right by nearest_shift, per sign, each holding at most
-  // one threshold. The nearest code of v is then one compare (nearest_code_by_bucket; ARITHMETIC.md).
+  // [nearest_floor, nearest_ceiling], shifted right by nearest_shift (at most kNearestLowBits), per
+  // sign, each holding at most one threshold. The nearest code of v is then one compare
+  // (nearest_code_by_bucket; ARITHMETIC.md).
   std::int32_t nearest_ready = 0;  // 0: the map's thresholds are too close for the buckets; search
   std::int32_t nearest_shift = 0;
   std::uint32_t nearest_floor = 0, nearest_ceiling = 0;  // bucket starts, as fp32 magnitude bits
   std::int32_t nearest_per_sign = 0;                     // buckets of one sign; negative ones follow
   std::int32_t nan_code = 0;                             // the code search gives NaN (sorted index 0)
-  // Bucket k's entry in two adjacent 32-bit words (one cache line): [2k] the bits of its threshold
-  // (+inf if none), [2k+1] code if v <= threshold | code above << 8. 32-bit words, not one 64-bit
-  // word: GCC 12 gathers 64-bit data by 32-bit indices with AVX-512 only, so with AVX2 a 64-bit
-  // entry left the decision scalar (and branching), 10x slower. (The CPU launcher's AVX2 path loads
-  // the pair as one 64-bit element by intrinsics: nearest_vector_cpu.hpp.)
-  std::uint32_t nearest_entry[2 * kNearestBuckets] = {};
+  // Bucket k's entry in one 32-bit word, so that a vector loads it with one 32-bit gather: the low
+  // nearest_shift bits of its threshold's magnitude bits (the rest are the bucket's own), then the
+  // code where v is not above the threshold (bits 16-23) and the code where it is (bits 24-31). A
+  // bucket without a threshold holds the same code twice.
+  std::uint32_t nearest_entry[kNearestBuckets] = {};
   // The thresholds in the order the search visits its levels: the one of step first_step, then the
   // two of step first_step/2, ..., then the first_step of step 1 (level l starts at 2^l - 1). The
   // CPU's vector search of 4-bit maps picks each level's candidate by a permute (ARITHMETIC.md).
