@@ -2,9 +2,7 @@
 // What the saved cases over ranks (sharded_case.cpp, storage_case.cpp) share: reading a whole-number
 // field, and the sizes a shrinking step tries.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
