@@ -227,6 +227,27 @@ TEST(VectorPaths, Contiguous8BitDequantizeGivesTheElementPathsBits) {
   }
 }
 
+// Blocks of at least 256 codes select each output from the block's 256-entry table (with AVX-512,
+// 32 at a time by permutes of its four quarters). Every code in every position of the vectors, in
+// blocks whose lengths leave tails of several lengths, must give the element path's bits.
+TEST(VectorPaths, Contiguous8BitSelectionGivesTheElementPathsBitsInEveryPositionAndTail) {
+  constexpr std::int64_t kBlocksize = 512;
+  const std::vector<float> absmax_cycle = {0.3f, 1.0f, 7.5f};
+  for (const std::int64_t n : {std::int64_t{256}, std::int64_t{257}, std::int64_t{287}, std::int64_t{511},
+                               std::int64_t{512 + 300}, std::int64_t{1024 + 319}}) {
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
+    // Successive codes differ in bits 6 and 7 too (149 is odd: every code in every vector position).
+    for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 149 + 5) % 256);
+    std::vector<float> absmax(static_cast<std::size_t>(block_count(n, kBlocksize)));
+    for (std::size_t b = 0; b < absmax.size(); ++b) absmax[b] = absmax_cycle[b % absmax_cycle.size()];
+    for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+      const auto outputs = dequantized_by_both_paths(contiguous_view(codes.data(), DType::u8, Device::cpu(), {n}), absmax,
+                                                     QuantFormat::dynamic8_signed, kBlocksize, dtype, n);
+      ASSERT_EQ(outputs[0], outputs[1]) << dtype_name(dtype) << " n=" << n;
+    }
+  }
+}
+
 // Regression: the contiguous fp32 step stored a NaN with the bits the CPU computed (0xFFC00000 for
 // inf/inf, an input NaN's payload) where every other path stores the canonical NaN.
 TEST(VectorPaths, ContiguousStepStoresTheCanonicalNanInEveryTensor) {
