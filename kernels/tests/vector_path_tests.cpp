@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "bitparity/kernels/code_map.hpp"
+#include "bitparity/kernels/launch.hpp"
 #include "bitparity/kernels/optimizer.hpp"
 #include "bitparity/kernels/quantize.hpp"
+#include "cpu_features.hpp"
 
 namespace bitparity {
 namespace {
@@ -246,6 +248,16 @@ TEST(VectorPaths, Contiguous8BitSelectionGivesTheElementPathsBitsInEveryPosition
       ASSERT_EQ(outputs[0], outputs[1]) << dtype_name(dtype) << " n=" << n;
     }
   }
+}
+
+// Benchmarks and reports print which vector paths the CPU launchers take here: the description must
+// name exactly the ones the launchers check.
+TEST(VectorPaths, TheCpuDescriptionNamesThePathsTheLaunchersTake) {
+  const std::string description = cpu_device_description();
+  EXPECT_EQ(description.find("AVX-512 BW") != std::string::npos, cpu::cpu_has_avx512bw()) << description;
+  EXPECT_EQ(description.find("AVX2") != std::string::npos, cpu::cpu_has_avx2()) << description;
+  EXPECT_EQ(description.find("F16C") != std::string::npos, cpu::cpu_has_f16c()) << description;
+  EXPECT_NE(description.find("thread"), std::string::npos) << description;
 }
 
 // Regression: the contiguous fp32 step stored a NaN with the bits the CPU computed (0xFFC00000 for

@@ -73,7 +73,7 @@ nlohmann::json drift_summary(const properties::DriftReport& report) {
 nlohmann::json build_info(const ReportOptions& options) {
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
-  nlohmann::json devices = nlohmann::json::array({"cpu"});
+  nlohmann::json devices = nlohmann::json::array({"cpu " + cpu_device_description()});
   for (int i = 0; i < cuda_device_count(); ++i) devices.push_back("cuda:" + std::to_string(i) + " " + cuda_device_description(i));
   const std::string version = version_string();
   const auto git = version.find("(git ");

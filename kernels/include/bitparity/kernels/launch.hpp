@@ -19,5 +19,8 @@ int cuda_device_count();  // 0 when CUDA is not built or no driver/device is pre
 bool cuda_built();
 // "NVIDIA H100 80GB HBM3, sm_90, driver 13.0, runtime 13.0" for reports; "" without that device.
 std::string cuda_device_description(int index);
+// "AMD EPYC, 2 threads, vector paths AVX-512 BW, AVX2, F16C" for reports and benchmarks: the
+// CPU launchers' speed depends on the vector paths they take here, their results do not (P2).
+std::string cpu_device_description();
 
 }  // namespace bitparity
