@@ -132,7 +132,9 @@ std::vector<QuantizedState> OptimizerState::quantized_states() const {
 
 bool OptimizerState::step(const Hyperparameters& hyper, const TensorView& param, const TensorView& grad,
                           const LaunchConfig& launch) {
-  if (param.numel() != numel_ || !(param.device == device_)) {
+  // A parameter on another device is left to the step's own validation, which refuses it as
+  // device_mismatch naming each state and both devices (a state left behind by a resume).
+  if (param.numel() != numel_) {
     throw Error(ErrorCode::invalid_argument, "this optimizer state holds " + std::to_string(numel_) + " elements on " +
                                                  device_.str() + "; the parameter is " + param.describe());
   }
