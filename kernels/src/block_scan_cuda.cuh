@@ -7,24 +7,27 @@
 
 namespace bitparity::cuda {
 
-// Every thread passes its partial scan and gets the block's total. `absmax_slots` and `flag_slots`
-// hold blockDim.x entries in shared memory; they are free again when this returns.
+// Every thread passes its partial scan and gets the block's total. Each warp merges its lanes by
+// shuffles (a max of magnitude bits: non-negative floats order as their bits; and an or); one slot
+// per warp in shared memory then merges the warps. `absmax_slots` and `flag_slots` hold at least
+// one entry per warp; they are free again when this returns. Every thread of the block must call it.
+// (Each thread once read every one of 32 slots here: tens of shared loads per element of a small
+// block.)
 __device__ inline BlockScan merged_block_scan(BlockScan mine, float* absmax_slots, int* flag_slots) {
-  absmax_slots[threadIdx.x] = mine.absmax;
-  flag_slots[threadIdx.x] = mine.nonfinite ? 1 : 0;
-  __syncthreads();
-  const unsigned lanes = blockDim.x < 32u ? blockDim.x : 32u;
-  // Level 1: thread t < lanes merges the slots t, t + lanes, ... and writes slot t (which only it reads).
-  if (threadIdx.x < lanes) {
-    BlockScan part;
-    for (unsigned t = threadIdx.x; t < blockDim.x; t += lanes) merge_scan(part, BlockScan{absmax_slots[t], flag_slots[t] != 0});
-    absmax_slots[threadIdx.x] = part.absmax;
-    flag_slots[threadIdx.x] = part.nonfinite ? 1 : 0;
+  const unsigned lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
+  const unsigned lanes = blockDim.x - warp * 32u < 32u ? blockDim.x - warp * 32u : 32u;  // this warp's
+  const unsigned mask = lanes == 32u ? 0xFFFFFFFFu : (1u << lanes) - 1u;
+  const BlockScan of_warp{float_from_bits(__reduce_max_sync(mask, float_bits(mine.absmax))),
+                          __any_sync(mask, mine.nonfinite ? 1 : 0) != 0};
+  const unsigned warps = (blockDim.x + 31u) / 32u;
+  if (warps == 1) return of_warp;
+  if (lane == 0) {
+    absmax_slots[warp] = of_warp.absmax;
+    flag_slots[warp] = of_warp.nonfinite ? 1 : 0;
   }
   __syncthreads();
-  // Level 2: every thread merges the (at most 32) level-1 results, read as broadcasts.
   BlockScan total;
-  for (unsigned t = 0; t < lanes; ++t) merge_scan(total, BlockScan{absmax_slots[t], flag_slots[t] != 0});
+  for (unsigned w = 0; w < warps; ++w) merge_scan(total, BlockScan{absmax_slots[w], flag_slots[w] != 0});
   __syncthreads();
   return total;
 }

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "bitparity/kernels/errors.hpp"
@@ -118,6 +119,100 @@ __global__ void __launch_bounds__(kMaxThreads) dequantize_kernel(const CodeTable
   }
 }
 
+// The contiguous quantize with nearest rounding: one warp per quant block. The scan merges over the
+// warp by shuffles, a max of magnitude bits (non-negative floats order as their bits) and an or,
+// exact and order-free as merged_block_scan, with no shared memory and no barrier; each lane then
+// decides its own elements as DecideNearest does (the finer index where the map has one, else the
+// search), reloading them (the block was just read: the caches hold it).
+constexpr int kWarp = 32;
+constexpr int kWarpsPerBlock = 8;
+
+__device__ std::uint32_t nearest_code_of(const CodeTable& table, const NearestIndex& index, float x, float absmax) {
+  const float v = normalize(x, absmax);
+  return static_cast<std::uint32_t>(table.nearest_ready != 0 ? nearest_code_by_bucket(index, v)
+                                                             : table.sorted_codes[nearest_sorted_index(table, v)]);
+}
+
+template <DType D, int Bits>
+__global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(const CodeTable* __restrict__ tables,
+                                                                              const __grid_constant__ QuantizeParams p,
+                                                                              std::int64_t blocks) {
+  const CodeTable& table = *tables;
+  const NearestIndex index = nearest_index(table);
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
+  const void* const input = p.input;
+  const std::int64_t offset = p.input_index.offset;
+  // The block index is the same on every lane of a warp, so every shuffle has all 32 lanes.
+  for (std::int64_t block = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; block < blocks;
+       block += warps) {
+    const std::int64_t begin = block_begin(block, p.blocksize);
+    const std::int64_t end = block_end(block, p.blocksize, p.numel);
+    BlockScan scan;
+#pragma unroll 4
+    for (std::int64_t i = begin + lane; i < end; i += kWarp) scan_element(scan, load_as<D>(input, offset + i));
+    const BlockScan total{float_from_bits(__reduce_max_sync(0xFFFFFFFFu, float_bits(scan.absmax))),
+                          __any_sync(0xFFFFFFFFu, scan.nonfinite) != 0};
+    if (lane == 0) finish_block(p, block, total);
+    const float absmax = stored_absmax(total);
+    if constexpr (Bits == 8) {
+#pragma unroll 4
+      for (std::int64_t i = begin + lane; i < end; i += kWarp) {
+        p.codes[i] = static_cast<std::uint8_t>(
+            total.nonfinite ? static_cast<std::uint32_t>(table.zero_code) : nearest_code_of(table, index, load_as<D>(input, offset + i), absmax));
+      }
+    } else {
+      // quantize_packed_byte's bytes: element 2b high, 2b + 1 low (0 past the tensor's end).
+      for (std::int64_t byte = begin / 2 + lane; byte < (end + 1) / 2; byte += kWarp) {
+        const std::int64_t first = 2 * byte;
+        const bool has_low = first + 1 < p.numel;
+        std::uint32_t high = table.zero_code, low = has_low ? table.zero_code : 0u;
+        if (!total.nonfinite) {
+          high = nearest_code_of(table, index, load_as<D>(input, offset + first), absmax);
+          if (has_low) low = nearest_code_of(table, index, load_as<D>(input, offset + first + 1), absmax);
+        }
+        p.codes[byte] = static_cast<std::uint8_t>((high << 4) | (low & 0x0Fu));
+      }
+    }
+  }
+}
+
+// The contiguous dequantize: each thread takes the codes of one 16-byte load (dequantize_group) and
+// stores their outputs as 16-byte vectors, so that every thread keeps 64 to 128 bytes of stores in
+// flight where the kernel above kept 4 elements; no shared reduction and no barrier but the table's.
+// The code values sit in shared memory. Groups lie in one block each (16 or 32 divides the block
+// size), and the launcher gives the last block to the kernel above where its length is not a whole
+// number of groups.
+constexpr int kVectorThreads = 256;
+
+template <DType D, int Bits>
+__global__ void __launch_bounds__(kVectorThreads) dequantize_vector_kernel(const CodeTable* __restrict__ tables,
+                                                                          const __grid_constant__ DequantizeParams p,
+                                                                          std::int64_t groups) {
+  constexpr int kElements = kGroupElements<Bits>;
+  using Word = OutputWord<D>;
+  constexpr int kVectors = kElements * static_cast<int>(sizeof(Word)) / 16;
+  __shared__ float code_values[256];
+  const CodeTable& table = *tables;
+  for (int c = threadIdx.x; c < 256; c += blockDim.x) code_values[c] = table.code_values[c];
+  __syncthreads();
+  const auto* const packed = reinterpret_cast<const uint4*>(p.codes);
+  auto* const out = reinterpret_cast<uint4*>(static_cast<Word*>(p.output) + p.output_index.offset);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t g = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < groups; g += stride) {
+    const float absmax = p.absmax[g * kElements / p.blocksize];
+    const uint4 loaded = packed[g];
+    const std::uint32_t bytes[4] = {loaded.x, loaded.y, loaded.z, loaded.w};
+    union {
+      Word words[kElements];
+      uint4 vectors[kVectors];
+    } staged;
+    dequantize_group<D, Bits>(table, code_values, bytes, absmax, staged.words);
+#pragma unroll
+    for (int k = 0; k < kVectors; ++k) out[g * kVectors + k] = staged.vectors[k];
+  }
+}
+
 __global__ void __launch_bounds__(kMaxThreads) convert_kernel(const __grid_constant__ ConvertParams p) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
@@ -154,10 +249,47 @@ std::string cuda_device_description(int index) {
 
 namespace cuda {
 
+namespace {
+
+// The warp kernel takes contiguous inputs rounded to nearest, 8-bit or 4-bit codes of even block
+// sizes, where the caller asked for no launch shape of its own (those launches take the kernel above,
+// so that P3 compares the two).
+bool warp_quantize_applies(const QuantizeParams& p, const CodeTable& host_table, const LaunchConfig& launch) {
+  if (launch.threads > 0 || launch.max_grid > 0 || launch.blocks_per_launch > 0) return false;
+  return p.input_index.contiguous && !p.rounding.enabled && (host_table.bits == 8 || host_table.bits == 4) &&
+         p.blocksize % 2 == 0;
+}
+
+template <DType D>
+void launch_warp_quantize(int device, const CodeTable* table, int bits, const QuantizeParams& p, std::int64_t blocks,
+                          cudaStream_t stream) {
+  const int threads = kWarp * kWarpsPerBlock;
+  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(
+      1, std::min((blocks + kWarpsPerBlock - 1) / kWarpsPerBlock, device_filling_grid(device, threads))));
+  if (bits == 8) {
+    quantize_warp_kernel<D, 8><<<grid, threads, 0, stream>>>(table, p, blocks);
+  } else {
+    quantize_warp_kernel<D, 4><<<grid, threads, 0, stream>>>(table, p, blocks);
+  }
+}
+
+}  // namespace
+
 void quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const CodeTable* table = device_code_tables(device, {format});
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
+  const CodeTable& host_table = code_table(format);
+  if (warp_quantize_applies(params, host_table, launch)) {
+    switch (params.input_dtype) {
+      case DType::f16: launch_warp_quantize<DType::f16>(device, table, host_table.bits, params, blocks, stream_of(launch)); break;
+      case DType::bf16: launch_warp_quantize<DType::bf16>(device, table, host_table.bits, params, blocks, stream_of(launch)); break;
+      default: launch_warp_quantize<DType::f32>(device, table, host_table.bits, params, blocks, stream_of(launch)); break;
+    }
+    check(cudaGetLastError(), "quantize kernel launch");
+    wait_for(launch, "quantize kernel");
+    return;
+  }
   const int threads = threads_for(launch, params.blocksize / kUnroll);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
@@ -169,13 +301,59 @@ void quantize(int device, QuantFormat format, const QuantizeParams& params, cons
   wait_for(launch, "quantize kernel");
 }
 
+namespace {
+
+bool aligned_16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
+
+// Groups the vector kernel takes: every group where the blocks divide into them and the codes and
+// output allow 16-byte accesses, and the caller asked for no launch shape of its own (those launches
+// take the kernel above, so that P3 compares the two); but the last block where its length is not a
+// whole number of groups. 0: the kernel above takes everything.
+std::int64_t vector_groups(const DequantizeParams& p, const LaunchConfig& launch) {
+  if (launch.threads > 0 || launch.max_grid > 0 || launch.blocks_per_launch > 0) return 0;
+  if (!p.output_index.contiguous || (p.bits != 8 && p.bits != 4)) return 0;
+  const int elements = p.bits == 8 ? kGroupElements<8> : kGroupElements<4>;
+  const std::int64_t word = p.output_dtype == DType::f32 ? 4 : 2;
+  const auto* output = static_cast<const char*>(p.output) + p.output_index.offset * word;
+  if (p.blocksize % elements != 0 || !aligned_16(p.codes) || !aligned_16(output)) return 0;
+  if (p.numel % elements == 0) return p.numel / elements;
+  return (block_count(p.numel, p.blocksize) - 1) * p.blocksize / elements;
+}
+
+template <DType D>
+void launch_vector_dequantize(int device, const CodeTable* table, const DequantizeParams& p, std::int64_t groups,
+                              cudaStream_t stream) {
+  const auto grid = static_cast<unsigned>(
+      std::max<std::int64_t>(1, std::min((groups + kVectorThreads - 1) / kVectorThreads, device_filling_grid(device, kVectorThreads))));
+  if (p.bits == 8) {
+    dequantize_vector_kernel<D, 8><<<grid, kVectorThreads, 0, stream>>>(table, p, groups);
+  } else {
+    dequantize_vector_kernel<D, 4><<<grid, kVectorThreads, 0, stream>>>(table, p, groups);
+  }
+}
+
+}  // namespace
+
 void dequantize(int device, QuantFormat format, const DequantizeParams& params, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const CodeTable* table = device_code_tables(device, {format});
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
+  const std::int64_t groups = vector_groups(params, launch);
+  std::int64_t first_block = 0;
+  if (groups > 0) {
+    switch (params.output_dtype) {
+      case DType::f16: launch_vector_dequantize<DType::f16>(device, table, params, groups, stream_of(launch)); break;
+      case DType::bf16: launch_vector_dequantize<DType::bf16>(device, table, params, groups, stream_of(launch)); break;
+      default: launch_vector_dequantize<DType::f32>(device, table, params, groups, stream_of(launch)); break;
+    }
+    check(cudaGetLastError(), "dequantize kernel launch");
+    const int elements = params.bits == 8 ? kGroupElements<8> : kGroupElements<4>;
+    // The blocks left: none, or the last.
+    first_block = groups * elements == params.numel ? blocks : groups * elements / params.blocksize;
+  }
   const int threads = threads_for(launch, params.blocksize / kUnroll);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
-  for (std::int64_t first = 0; first < blocks; first += per_launch) {
+  for (std::int64_t first = first_block; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
     const auto grid = static_cast<unsigned>(grid_for(device, launch, last - first, threads));
     dequantize_kernel<<<grid, threads, 0, stream_of(launch)>>>(table, params, first, last);

@@ -13,3 +13,10 @@
 #else
 #define BP_LOOP_INDEPENDENT
 #endif
+
+// Before a loop of constant trip count whose arrays must stay in registers on the device.
+#if defined(__CUDACC__)
+#define BP_UNROLL _Pragma("unroll")
+#else
+#define BP_UNROLL
+#endif

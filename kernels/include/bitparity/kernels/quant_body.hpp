@@ -437,6 +437,33 @@ BP_HD void dequantized_of_values(const CodeTable& table, const ValueOf& value_of
   }
 }
 
+// The unit of the CUDA launcher's contiguous dequantize: the codes of one 16-byte load (16 elements
+// of 8-bit codes, 32 of 4-bit, high nibble first), all of one block, whose absmax is given. `bytes`
+// holds the 16 bytes as little-endian words, as the load gives them. The same arithmetic as
+// dequantize_contiguous: fp32 lanes where products_round_in_fp32 allows, else the element body's
+// exact product. `code_values` is the table's code_values, wherever the launcher keeps it.
+template <int Bits>
+inline constexpr int kGroupElements = Bits == 8 ? 16 : 32;
+
+template <DType D, int Bits>
+BP_HD void dequantize_group(const CodeTable& table, const float* code_values, const std::uint32_t (&bytes)[4],
+                            float absmax, OutputWord<D> (&words)[kGroupElements<Bits>]) {
+  static_assert(Bits == 8 || Bits == 4, "8-bit or 4-bit codes");
+  constexpr int kPerByte = Bits == 8 ? 1 : 2;
+  const bool in_fp32 = products_round_in_fp32<D>(table, absmax);
+  BP_UNROLL for (int j = 0; j < kGroupElements<Bits>; ++j) {
+    const int byte_index = j / kPerByte;
+    const std::uint32_t byte = (bytes[byte_index / 4] >> (8 * (byte_index % 4))) & 0xFFu;
+    const std::uint32_t code = Bits == 8 ? byte : (j % 2 == 0 ? byte >> 4 : byte & 0x0Fu);
+    const float value = code_values[code];
+    if (in_fp32) {
+      words[j] = dequantized_in_fp32<D>(value, absmax);
+    } else {
+      store_rounded_double_as<D>(words, j, static_cast<double>(value) * static_cast<double>(absmax));
+    }
+  }
+}
+
 // Outputs of `count` 8-bit codes selected from a block's table of 256 (dequantized_of_values of
 // every code). A launcher may pass another selection: it only moves the table's words.
 struct SelectByCode {
