@@ -122,23 +122,16 @@ __global__ void __launch_bounds__(kMaxThreads) dequantize_kernel(const CodeTable
 // The contiguous quantize with nearest rounding: one warp per quant block. The scan merges over the
 // warp by shuffles, a max of magnitude bits (non-negative floats order as their bits) and an or,
 // exact and order-free as merged_block_scan, with no shared memory and no barrier; each lane then
-// decides its own elements as DecideNearest does (the finer index where the map has one, else the
-// search), reloading them (the block was just read: the caches hold it).
+// decides its own elements (nearest_code_of), reloading them (the block was just read: the caches
+// hold it).
 constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 8;
-
-__device__ std::uint32_t nearest_code_of(const CodeTable& table, const NearestIndex& index, float x, float absmax) {
-  const float v = normalize(x, absmax);
-  return static_cast<std::uint32_t>(table.nearest_ready != 0 ? nearest_code_by_bucket(index, v)
-                                                             : table.sorted_codes[nearest_sorted_index(table, v)]);
-}
 
 template <DType D, int Bits>
 __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(const CodeTable* __restrict__ tables,
                                                                               const __grid_constant__ QuantizeParams p,
                                                                               std::int64_t blocks) {
   const CodeTable& table = *tables;
-  const NearestIndex index = nearest_index(table);
   const int lane = static_cast<int>(threadIdx.x % kWarp);
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
   const void* const input = p.input;
@@ -155,11 +148,12 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
                           __any_sync(0xFFFFFFFFu, scan.nonfinite) != 0};
     if (lane == 0) finish_block(p, block, total);
     const float absmax = stored_absmax(total);
+    const auto decide = [&](float x) { return static_cast<std::uint32_t>(nearest_code_of(table, normalize(x, absmax))); };
     if constexpr (Bits == 8) {
 #pragma unroll 4
       for (std::int64_t i = begin + lane; i < end; i += kWarp) {
         p.codes[i] = static_cast<std::uint8_t>(
-            total.nonfinite ? static_cast<std::uint32_t>(table.zero_code) : nearest_code_of(table, index, load_as<D>(input, offset + i), absmax));
+            total.nonfinite ? static_cast<std::uint32_t>(table.zero_code) : decide(load_as<D>(input, offset + i)));
       }
     } else {
       // quantize_packed_byte's bytes: element 2b high, 2b + 1 low (0 past the tensor's end).
@@ -168,8 +162,8 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
         const bool has_low = first + 1 < p.numel;
         std::uint32_t high = table.zero_code, low = has_low ? table.zero_code : 0u;
         if (!total.nonfinite) {
-          high = nearest_code_of(table, index, load_as<D>(input, offset + first), absmax);
-          if (has_low) low = nearest_code_of(table, index, load_as<D>(input, offset + first + 1), absmax);
+          high = decide(load_as<D>(input, offset + first));
+          if (has_low) low = decide(load_as<D>(input, offset + first + 1));
         }
         p.codes[byte] = static_cast<std::uint8_t>((high << 4) | (low & 0x0Fu));
       }

@@ -52,8 +52,7 @@ BP_HD void optim8_store(const Optimizer8Params& p, const CodeTable* tables, cons
   store_computed_float(p.base.param, p.base.param_dtype, p.base.param_index.storage(i), e.p);
   for (int k = 0; k < states; ++k) {
     const CodeTable& table = tables[k];
-    p.codes[k][i] = nonfinite[k] ? table.zero_code
-                                 : table.sorted_codes[nearest_sorted_index(table, normalize(e.s[k], new_absmax[k]))];
+    p.codes[k][i] = nonfinite[k] ? table.zero_code : nearest_code_of(table, normalize(e.s[k], new_absmax[k]));
   }
 }
 

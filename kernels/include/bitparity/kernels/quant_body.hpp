@@ -167,6 +167,14 @@ BP_HD int nearest_code_by_bucket(const CodeTable& table, float v) {
   return nearest_code_by_bucket(nearest_index(table), v);
 }
 
+// The nearest code of one normalized value: DecideNearest's decision for a single element (the
+// finer index where the map has one, else the search; the two give the same code). The element
+// paths and the CUDA kernels take it: one load where the search makes several dependent ones.
+BP_HD std::uint8_t nearest_code_of(const CodeTable& table, float v) {
+  return static_cast<std::uint8_t>(table.nearest_ready != 0 ? nearest_code_by_bucket(table, v)
+                                                            : table.sorted_codes[nearest_sorted_index(table, v)]);
+}
+
 // Stochastic rounding between the two codes that bracket v: up with probability
 // (v - below) / (above - below), decided by the uniform draw r in [0, 1).
 BP_HD int stochastic_sorted_index(const CodeTable& table, float v, float r) {
@@ -185,14 +193,11 @@ BP_HD int stochastic_sorted_index(const CodeTable& table, float v, float r) {
 BP_HD std::uint8_t quantize_value(const CodeTable& table, const QuantizeParams& p, std::int64_t logical, float x,
                                   float absmax) {
   const float v = normalize(x, absmax);
-  int sorted_index;
   if (p.rounding.enabled) {
     const std::uint64_t global = p.rounding.element_offset + static_cast<std::uint64_t>(logical);
-    sorted_index = stochastic_sorted_index(table, v, stochastic_uniform(p.rounding.seed, p.rounding.stream, global));
-  } else {
-    sorted_index = nearest_sorted_index(table, v);
+    return table.sorted_codes[stochastic_sorted_index(table, v, stochastic_uniform(p.rounding.seed, p.rounding.stream, global))];
   }
-  return table.sorted_codes[sorted_index];
+  return nearest_code_of(table, v);
 }
 
 BP_HD std::uint8_t quantize_element(const CodeTable& table, const QuantizeParams& p, std::int64_t logical,
