@@ -167,7 +167,12 @@ NormSums norm_pass(int device, const OptimizerParams& p, const LaunchConfig& lau
   NormSums total;
   for (std::int64_t first = 0; first < p.numel; first += per_launch(p, launch)) {
     const std::int64_t last = std::min(p.numel, first + per_launch(p, launch));
-    const unsigned grid = grid_of(launch, last - first, threads);
+    // A grid that fills the device and no more: the kernel strides over the elements, and every
+    // CUDA block adds two accumulators to the host's merge. One block per 256 elements (65536 at
+    // 2^24) made the norm pass copy 11.5 MB of sums and merge them on the host: LAMB and LARS took
+    // 4.3 ms on the H100 where Adam took 0.2.
+    const auto grid = static_cast<unsigned>(
+        std::min<std::int64_t>(grid_of(launch, last - first, threads), cuda::device_filling_grid(device, threads)));
     auto* block_sums = static_cast<ExactSquareSum*>(scratch(device, sizeof(ExactSquareSum) * 2 * grid, kBlockSumsSlot));
     with_optimizer_kind(p.kind, [&](auto kind) {
       norm_kernel<decltype(kind)::value><<<grid, threads, 0, stream_of(launch)>>>(p, first, last, block_sums);
