@@ -5,6 +5,11 @@
 
 #include "bitparity/kernels/quant_body.hpp"
 
+// __reduce_max_sync, which the scans merge with, exists from sm_80 (A100) on.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "bitparity's CUDA kernels need sm_80 or newer: configure with -DCMAKE_CUDA_ARCHITECTURES=80 or above (default 90)"
+#endif
+
 namespace bitparity::cuda {
 
 // Every thread passes its partial scan and gets the block's total. Each warp merges its lanes by
