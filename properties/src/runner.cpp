@@ -264,7 +264,9 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
   constexpr int kBatch = 10;
   std::uint64_t seed = options.seed;
   std::int64_t batch_start = 0;  // cases run before the current batch, passing or not
-  while (result.stats.cases < options.max_cases && (options.seconds <= 0 || elapsed() < options.seconds)) {
+  // A budget always runs the first batch: a run that drew no case would pass without checking anything.
+  while (result.stats.cases < options.max_cases &&
+         (options.seconds <= 0 || batch_start == 0 || elapsed() < options.seconds)) {
     if (options.cancelled && options.cancelled()) {
       result.stats.incomplete = true;
       break;

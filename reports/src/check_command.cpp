@@ -1,6 +1,7 @@
 // `bitparity check`: every input is checked before any row runs; rows report progress, stop
 // cleanly on SIGINT/SIGTERM, and the JSON is written atomically with what is complete.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "bitparity/fixtures/implementation.hpp"
@@ -320,7 +321,9 @@ int run_check_command(const CheckCommand& command) {
     progress.update(static_cast<std::int64_t>(row), fraction,
                     planned.property->id + " " + planned.spec.label() + " on " + planned.device);
   };
+  const auto started = std::chrono::steady_clock::now();
   const std::vector<CheckRow> rows = run_check(plan, options, callbacks);
+  const double wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   progress.finish();
   print_check_table(rows, options.seed);
 
@@ -334,6 +337,11 @@ int run_check_command(const CheckCommand& command) {
               rows.size(), plan.size(), static_cast<long long>(failed), static_cast<long long>(violations),
               static_cast<long long>(incomplete), skipped);
   if (interrupted()) std::printf("interrupted by %s: the rows above are what completed\n", interrupt_name());
+  if (options.seconds > 0 && wall_seconds > options.seconds * 1.05 + 0.5) {
+    std::printf("budget: took %s of --seconds %s: every row runs at least one batch of cases per block size, and "
+                "these %zu rows' first batches alone took longer; raise --seconds or narrow the selection\n",
+                format_duration(wall_seconds).c_str(), format_duration(options.seconds).c_str(), rows.size());
+  }
   const std::vector<Finding> findings = plugin_findings(rows);
   print_findings(findings);
   if (command.json_given) {

@@ -1,6 +1,7 @@
 #include "bitparity/reports/check_run.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -16,6 +17,8 @@ using properties::RunOptions;
 
 namespace {
 
+// A row whose share of the budget is spent still runs one batch per block size.
+constexpr double kSmallestShare = 1e-6;
 
 std::string row_format(const properties::TargetSpec& spec) {
   return spec.entry().empty() ? std::string("f32<->") + dtype_name(spec.dtype) : spec.entry();
@@ -63,7 +66,13 @@ std::uint64_t row_seed(std::uint64_t seed, const PlannedRow& row, std::int64_t b
 
 std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const CheckOptions& options,
                                 const CheckCallbacks& callbacks) {
-  const double row_budget = options.seconds > 0 && !plan.empty() ? options.seconds / plan.size() : 0.0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // What is left of the budget, shared by what is left to run: a row that overran its share (every
+  // block size runs at least one batch) is paid for by the rows after it, not added to the total.
+  const auto share_of_what_is_left = [&](double spent, double total, std::size_t parts_left) {
+    return std::max(kSmallestShare, (total - spent) / static_cast<double>(parts_left));
+  };
   const auto baseline = fixtures::make_implementation("cpu");
   std::vector<CheckRow> rows;
   for (std::size_t index = 0; index < plan.size(); ++index) {
@@ -95,13 +104,16 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
     }
     if (planned.spec.format != nullptr) needs_map(planned.spec.format->name);
     const std::size_t count = planned.block_sizes.size();
+    const double row_budget =
+        options.seconds > 0 ? share_of_what_is_left(elapsed(), options.seconds, plan.size() - index) : 0.0;
+    const double row_start = elapsed();
     for (std::size_t b = 0; b < count; ++b) {
       const std::int64_t blocksize = planned.block_sizes[b];
       PropertyTarget target = properties::make_target(*planned.property, planned.spec, iut.get(), baseline.get(), blocksize);
       RunOptions run;
       run.seed = row_seed(options.seed, planned, blocksize);
       run.max_cases = row_budget > 0 ? 1 << 30 : options.cases_per_block_size;
-      run.seconds = row_budget > 0 ? row_budget / count : 0.0;
+      run.seconds = row_budget > 0 ? share_of_what_is_left(elapsed() - row_start, row_budget, count - b) : 0.0;
       run.cancelled = callbacks.cancelled;
       if (callbacks.progress) {
         callbacks.progress(index, static_cast<double>(b) / count, planned);

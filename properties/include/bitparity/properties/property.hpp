@@ -118,7 +118,7 @@ std::vector<const PropertyDef*> properties_of_suite(fixtures::Suite suite);
 struct RunOptions {
   std::uint64_t seed = 1;  // the first batch's RapidCheck seed; batch k uses seed + k
   int max_cases = 20;     // random cases (per run)
-  double seconds = 0.0;   // stop starting new batches after this long; 0 = no limit
+  double seconds = 0.0;   // start no batch after this long, though always the first; 0 = no limit
   int max_size = 100;     // RapidCheck's size ceiling
   std::function<bool()> cancelled;                    // checked before every batch: stop, incomplete
   std::function<void(std::int64_t cases)> on_batch;  // progress after every batch of cases
