@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "bitparity/reports/interrupt.hpp"
+#include "temporary_folder.hpp"
 
 extern char** environ;
 
@@ -41,14 +42,17 @@ std::string own_executable() {
   return error ? std::string("/proc/self/exe") : path.string();
 }
 
+void set_unless_given(std::vector<std::string>& environment, const std::string& name, const std::string& value) {
+  if (std::getenv(name.c_str()) == nullptr) environment.push_back(name + "=" + value);
+}
+
 // The environment of the run: ours, plus what Open MPI needs to run 3 ranks on fewer cores (and
 // as root, where CI runs), unless the caller set those already.
 std::vector<std::string> run_environment() {
   std::vector<std::string> variables;
   for (char** entry = environ; *entry != nullptr; ++entry) variables.emplace_back(*entry);
-  for (const char* name : {"OMPI_MCA_rmaps_base_oversubscribe=1", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}) {
-    const std::string key = std::string(name).substr(0, std::string(name).find('='));
-    if (std::getenv(key.c_str()) == nullptr) variables.emplace_back(name);
+  for (const char* name : {"OMPI_MCA_rmaps_base_oversubscribe", "OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"}) {
+    set_unless_given(variables, name, "1");
   }
   return variables;
 }
@@ -130,6 +134,10 @@ RankRun run_over_ranks(const std::string& launcher, int world, const std::vector
   args.insert(args.end(), sharded_arguments.begin(), sharded_arguments.end());
   args.push_back("--findings-exit-zero");  // the callers read the rows; mpirun is 2 s slower to end a failed job
   std::vector<std::string> environment = run_environment();
+  // Open MPI's session folder goes however mpirun ends: a SIGKILL (ours after a stop it ignored, or
+  // a runner's) leaves it behind in the system's temporary folder otherwise.
+  const TemporaryFolder session("bitparity-mpirun");
+  set_unless_given(environment, "OMPI_MCA_orte_tmpdir_base", session.path());
   std::string failure;
   const pid_t pid = start_launcher(args, environment, output, failure);
   if (pid < 0) return {-1, failure};

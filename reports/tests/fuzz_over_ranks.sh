@@ -198,6 +198,9 @@ if [ "$mode" = killed ]; then
   [ -n "$left" ] || fail "no folder was left: the reaper was not killed with the run"
   [ -f "$TMPDIR/$left/.owner" ] || fail "the folder names no owner"
   [ -n "$(cd "$TMPDIR" && ls -d bitparity-checkpoints.* 2>/dev/null)" ] || fail "no checkpoint folder was left by the killed ranks"
+  # Open MPI's session folder of a mpirun killed outright is inside a folder of ours, which goes next.
+  [ -n "$(cd "$TMPDIR" && ls -d bitparity-mpirun.*/ompi.* 2>/dev/null)" ] || { ls -laR "$TMPDIR"; fail "no session folder of the killed mpirun in ours"; }
+  [ -z "$(cd "$TMPDIR" && ls -d ompi.* 2>/dev/null)" ] || fail "Open MPI's session folder is outside ours"
   # Beside it: a folder whose owner is alive (this shell) and one without an owner file.
   # And one of a dead process on another host (a temporary folder shared between nodes).
   mkdir "$TMPDIR/bitparity-fuzz-over-ranks.LIVE00" "$TMPDIR/bitparity-fuzz-over-ranks.NOOWNR" "$TMPDIR/bitparity-fuzz-over-ranks.OTHERH"
@@ -210,6 +213,7 @@ if [ "$mode" = killed ]; then
   [ -d "$TMPDIR/bitparity-fuzz-over-ranks.NOOWNR" ] || fail "the next run removed a folder without an owner file"
   [ -d "$TMPDIR/bitparity-fuzz-over-ranks.OTHERH" ] || fail "the next run removed a folder made on another host"
   [ -z "$(cd "$TMPDIR" && ls -d bitparity-checkpoints.* 2>/dev/null)" ] || fail "the killed ranks' checkpoint folder stays"
+  [ -z "$(cd "$TMPDIR" && ls -d bitparity-mpirun.* ompi.* 2>/dev/null)" ] || { ls -la "$TMPDIR"; fail "the killed mpirun's session folder stays"; }
   echo "fuzz over ranks killed: passed"
   exit 0
 fi
