@@ -21,8 +21,12 @@ struct Optimizer8Params {
 
 // fl32(code value * absmax): one fp32 multiply is that rounding of the exact product (which a
 // double holds exactly, so rounding it from double gives the same bits).
+BP_HD float dequantize_state(const float* code_values, std::uint8_t code, float absmax) {
+  return code_values[code] * absmax;
+}
+
 BP_HD float dequantize_state(const CodeTable& table, std::uint8_t code, float absmax) {
-  return table.code_values[code] * absmax;
+  return dequantize_state(table.code_values, code, absmax);
 }
 
 // The new absmax of a state's block: the exact maximum of the new states, or the canonical NaN when
@@ -50,6 +54,32 @@ BP_HD void optim8_store(const Optimizer8Params& p, const CodeTable* tables, cons
                         const bool* nonfinite, std::int64_t i, const ElementValues& e) {
   constexpr int states = state_count(K);
   store_computed_float(p.base.param, p.base.param_dtype, p.base.param_index.storage(i), e.p);
+  for (int k = 0; k < states; ++k) {
+    const CodeTable& table = tables[k];
+    p.codes[k][i] = nonfinite[k] ? table.zero_code : nearest_code_of(table, normalize(e.s[k], new_absmax[k]));
+  }
+}
+
+// optim8_element and optim8_store where parameter and gradient are contiguous, both of dtype D: the
+// same values from loads whose dtype is known at compile time, and the code values from a copy of
+// each state's (a CUDA launcher's shared memory). The CUDA warp kernel's element body.
+template <OptimizerKind K, DType D>
+BP_HD ElementValues optim8_element_contiguous(const Optimizer8Params& p, const float* const* code_values,
+                                              const float* old_absmax, std::int64_t i) {
+  constexpr int states = state_count(K);
+  ElementValues e;
+  e.p = load_as<D>(p.base.param, p.base.param_index.offset + i);
+  e.g = load_as<D>(p.base.grad, p.base.grad_index.offset + i);
+  for (int k = 0; k < states; ++k) e.s[k] = dequantize_state(code_values[k], p.codes[k][i], old_absmax[k]);
+  optimizer_element_of<K>(p.base.s, e);
+  return e;
+}
+
+template <OptimizerKind K, DType D>
+BP_HD void optim8_store_contiguous(const Optimizer8Params& p, const CodeTable* tables, const float* new_absmax,
+                                   const bool* nonfinite, std::int64_t i, const ElementValues& e) {
+  constexpr int states = state_count(K);
+  store_computed_as<D>(p.base.param, p.base.param_index.offset + i, e.p);
   for (int k = 0; k < states; ++k) {
     const CodeTable& table = tables[k];
     p.codes[k][i] = nonfinite[k] ? table.zero_code : nearest_code_of(table, normalize(e.s[k], new_absmax[k]));
