@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,21 @@ inline std::string size_name(std::int64_t elements) {
 inline std::vector<std::int64_t> sizes_for(const Device& device) {
   if (device.kind == DeviceKind::cuda) return {kSmall, kLarge};
   return {kSmall};
+}
+
+// The CUDA launchers' general kernels beside their fast ones, in the same run: the general kernels'
+// own shape at block size 256 (64 threads) asked for explicitly, which the fast kernels step aside
+// for. A few rows at 2^24, an 8-bit and a 4-bit map (adam for the 8-bit step), f32 and bf16: the
+// same-run ratio of a fast kernel to its general one.
+inline LaunchConfig general_kernel_launch() {
+  LaunchConfig launch;
+  launch.threads = 64;
+  return launch;
+}
+
+inline bool general_kernel_row_wanted(const Device& device, std::int64_t elements, std::string_view entry, DType dtype) {
+  return device.kind == DeviceKind::cuda && elements == kSmall && (dtype == DType::f32 || dtype == DType::bf16) &&
+         (entry == "dynamic8-signed" || entry == "nf4" || entry == "adam");
 }
 
 // Finite values of `dtype` from a counter hash: cheap enough for 2^28 elements, and the same bytes

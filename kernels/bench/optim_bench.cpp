@@ -60,7 +60,8 @@ void step_found_inf_benchmark(benchmark::State& state, OptimizerKind kind, DType
   report(state, bytes_moved, elements, timings);
 }
 
-void step8_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, Device device, std::int64_t elements) {
+void step8_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, Device device, std::int64_t elements,
+                     const LaunchConfig& launch = {}) {
   if (skip_without_device(state, device)) return;
   constexpr std::int64_t kBlock = 256;
   const int states = optimizer_info(kind).states;
@@ -83,7 +84,7 @@ void step8_benchmark(benchmark::State& state, OptimizerKind kind, DType dtype, D
   // values (and skips the step on one) before the blockwise pass.
   const std::int64_t bytes_moved = 4 * value_bytes + static_cast<std::int64_t>(states) * (2 * elements + 8 * blocks);
   const Timings timings = timed_against_copy(state, buffers, bytes_moved, [&] {
-    optimizer8_step(kind, hyper, param, grad, quantized, kBlock);
+    optimizer8_step(kind, hyper, param, grad, quantized, kBlock, launch);
     ++hyper.step;
   });
   report(state, bytes_moved, elements, timings);
@@ -118,6 +119,11 @@ void register_optimizer_benchmarks() {
           if (has_8bit_variant(kind) && (elements == kSmall || large_size_wanted(kind, dtype, true))) {
             register_timed("step8/" + suffix,
                            [=](benchmark::State& state) { step8_benchmark(state, kind, dtype, device, elements); });
+          }
+          if (has_8bit_variant(kind) && general_kernel_row_wanted(device, elements, info.name, dtype)) {
+            register_timed("step8_general/" + suffix, [=](benchmark::State& state) {
+              step8_benchmark(state, kind, dtype, device, elements, general_kernel_launch());
+            });
           }
         }
       }

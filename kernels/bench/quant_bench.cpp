@@ -11,7 +11,7 @@ constexpr std::int64_t kBlocksize = 256;
 
 // One benchmark body for both directions: the timed call differs, the buffers and traffic do not.
 void blockwise_benchmark(benchmark::State& state, QuantFormat format, DType dtype, Device device, std::int64_t elements,
-                         bool quantize) {
+                         bool quantize, const LaunchConfig& launch = {}) {
   if (skip_without_device(state, device)) return;
   const int bits = quant_format_info(format).bits;
   const DType code_dtype = bits == 4 ? DType::packed4 : DType::u8;
@@ -27,9 +27,9 @@ void blockwise_benchmark(benchmark::State& state, QuantFormat format, DType dtyp
   const std::int64_t bytes_moved = value_bytes + code_bytes + blocks * (quantize ? 5 : 4);
   const Timings timings = timed_against_copy(state, buffers, bytes_moved, [&] {
     if (quantize) {
-      quantize_blockwise(values, format, kBlocksize, quantized);
+      quantize_blockwise(values, format, kBlocksize, quantized, {}, launch);
     } else {
-      dequantize_blockwise(quantized.codes, quantized.absmax, format, kBlocksize, values);
+      dequantize_blockwise(quantized.codes, quantized.absmax, format, kBlocksize, values, launch);
     }
   });
   report(state, bytes_moved, elements, timings);
@@ -49,6 +49,11 @@ void register_quant_benchmarks() {
                            [=](benchmark::State& state) {
                              blockwise_benchmark(state, info.format, dtype, device, elements, quantize);
                            });
+            if (general_kernel_row_wanted(device, elements, info.name, dtype)) {
+              register_timed((quantize ? "quantize_general/" : "dequantize_general/") + suffix, [=](benchmark::State& state) {
+                blockwise_benchmark(state, info.format, dtype, device, elements, quantize, general_kernel_launch());
+              });
+            }
           }
         }
       }
