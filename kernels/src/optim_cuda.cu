@@ -20,7 +20,8 @@ using cuda::check;
 using cuda::apply_lanes_kernel;
 using cuda::kLanes;
 using cuda::lanes_apply;
-using cuda::scan_gradient_lanes_kernel;
+using cuda::scan_gradient_vectors_kernel;
+using cuda::scan_vectors;
 
 constexpr int kNormThreads = 256;  // the shared-memory tree of the norm pass holds this many sums
 constexpr int kMaxThreads = 1024;  // the most threads per block a launch may ask for (threads_of)
@@ -93,11 +94,12 @@ float* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchCo
   auto* flag = static_cast<float*>(scratch(device, sizeof(float), kScanFlagSlot));
   check(cudaMemsetAsync(flag, 0, sizeof(float), stream_of(launch)), "cudaMemset");
   std::int64_t first = 0;
-  if (lanes_apply(p, launch)) {  // the contiguous fast path, then the generic kernel for the tail
-    const std::int64_t groups = p.numel / kLanes;
-    scan_gradient_lanes_kernel<<<grid_of(launch, groups, threads), threads, 0, stream_of(launch)>>>(p, groups, flag);
+  if (const std::int64_t vectors = scan_vectors(p, launch); vectors > 0) {  // then the generic kernel for the tail
+    const auto grid = static_cast<unsigned>(std::min<std::int64_t>(
+        (vectors + cuda::kScanThreads - 1) / cuda::kScanThreads, cuda::device_filling_grid(device, cuda::kScanThreads)));
+    scan_gradient_vectors_kernel<<<grid, cuda::kScanThreads, 0, stream_of(launch)>>>(p, vectors, flag);
     check(cudaGetLastError(), "gradient scan launch");
-    first = groups * kLanes;
+    first = vectors * (p.grad_dtype == DType::f32 ? 4 : 8);
   }
   if (first < p.numel) {
     scan_gradient_kernel<<<grid_of(launch, p.numel - first, threads), threads, 0, stream_of(launch)>>>(p, first, flag);

@@ -125,6 +125,24 @@ BP_HD void optimizer_step_element_of(const OptimizerParams& p, std::int64_t i) {
 // True when the gradient element is NaN or infinite (checked before any element is changed).
 BP_HD bool nonfinite_gradient_value(float g) { return !(fabsf(g) <= 3.402823466e38f); }
 
+// Whether a gradient element packed in `words` is non-finite, as gradient_nonfinite tests it: the
+// little-endian 32-bit words of a contiguous run, one fp32 element each, or two 16-bit elements
+// (the first in the low half). The CUDA scan's 16-byte loads.
+BP_HD bool packed_gradient_nonfinite(const std::uint32_t* words, int count, DType dtype) {
+  bool any = false;
+  for (int j = 0; j < count; ++j) {
+    if (dtype == DType::f32) {
+      any |= nonfinite_gradient_value(float_from_bits(words[j]));
+    } else {
+      const std::uint16_t halves[2] = {static_cast<std::uint16_t>(words[j]), static_cast<std::uint16_t>(words[j] >> 16)};
+      for (int k = 0; k < 2; ++k) {
+        any |= nonfinite_gradient_value(dtype == DType::f16 ? load_as<DType::f16>(halves, k) : load_as<DType::bf16>(halves, k));
+      }
+    }
+  }
+  return any;
+}
+
 BP_HD bool gradient_nonfinite(const OptimizerParams& p, std::int64_t i) {
   return nonfinite_gradient_value(load_as_float(p.grad, p.grad_dtype, p.grad_index.storage(i)));
 }
