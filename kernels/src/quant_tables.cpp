@@ -180,6 +180,13 @@ CodeTable build_table(const CodeMap& map) {
   for (int step = table.first_step; step > 0; step >>= 1) {
     for (int below = 0; below < 2 * table.first_step; below += 2 * step) table.thresholds_by_level[at++] = table.thresholds[below + step - 1];
   }
+  for (int i = 0; i < 256; ++i) {
+    const float threshold = i < at ? table.thresholds_by_level[i] : std::numeric_limits<float>::infinity();
+    const float above = std::nextafter(threshold, std::numeric_limits<float>::infinity());  // +inf stays
+    table.level_edges[i] = std::isinf(threshold) ? static_cast<double>(threshold)
+                                                 : (static_cast<double>(threshold) + static_cast<double>(above)) / 2.0;
+    table.level_edge_closed[i] = (float_bits(threshold) & 1u) == 0u ? 1 : 0;
+  }
   index_buckets(table, map.name);
   index_nearest(table);
   return table;

@@ -3,6 +3,7 @@
 #include "code_select_cpu.hpp"
 #include "cpu_clones.hpp"
 #include "half_runs_cpu.hpp"
+#include "input_keys_cpu.hpp"
 #include "nearest_vector_cpu.hpp"
 #include "nibble_select_cpu.hpp"
 #include "parallel_for.hpp"
@@ -25,10 +26,14 @@ BITPARITY_CPU_CLONES void dequantize_block_bf16(const CodeTable& table, const De
 BITPARITY_CPU_CLONES void quantize_block_f32(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
   quantize_block<DType::f32>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
+// 16-bit blocks go to the decision on keys where the CPU has it (input_keys_cpu.hpp), which hands
+// back the blocks it does not take.
 BITPARITY_CPU_CLONES void quantize_block_f16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  if (quantize_block_by_keys(table, p, block)) return;
   quantize_block<DType::f16>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
 BITPARITY_CPU_CLONES void quantize_block_bf16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  if (quantize_block_by_keys(table, p, block)) return;
   quantize_block<DType::bf16>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
 

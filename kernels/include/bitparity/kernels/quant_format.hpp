@@ -71,6 +71,13 @@ struct CodeTable {
   // two of step first_step/2, ..., then the first_step of step 1 (level l starts at 2^l - 1). The
   // CPU's vector search of 4-bit maps picks each level's candidate by a permute (ARITHMETIC.md).
   float thresholds_by_level[256] = {};
+  // Where each of those thresholds t falls among quotients q = x / absmax before fp32 rounding:
+  // fl32(q) <= t exactly when q < edge, or q == edge and the edge is closed. The edge is the exact
+  // midpoint of t and the next fp32 value above it (+inf for +inf), a double; it is closed where t's
+  // last significand bit is 0 (a tie rounds to even, to t). Launchers that decide 16-bit inputs by
+  // comparing the inputs themselves turn these into thresholds on x (input_keys.hpp).
+  double level_edges[256] = {};
+  std::uint8_t level_edge_closed[256] = {};
 };
 
 // Views into the registry, valid for the life of the program.

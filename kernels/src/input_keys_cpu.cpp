@@ -1,0 +1,284 @@
+#include "input_keys_cpu.hpp"
+
+#include "bitparity/kernels/input_keys.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// GCC 12 warns that the intrinsics' own _mm512_undefined_* placeholders may be used uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#define BITPARITY_AVX512_KEYS 1
+#endif
+
+namespace bitparity::cpu {
+
+#if defined(BITPARITY_AVX512_KEYS)
+
+#define BITPARITY_KEYS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
+
+namespace {
+
+// narrow_order_key on 16 or 32 lanes.
+BITPARITY_KEYS_TARGET inline __m256i order_keys(__m256i bits) {
+  return _mm256_xor_si256(bits, _mm256_or_si256(_mm256_srai_epi16(bits, 15), _mm256_set1_epi16(static_cast<short>(0x8000))));
+}
+BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
+  return _mm512_xor_si512(bits, _mm512_or_si512(_mm512_srai_epi16(bits, 15), _mm512_set1_epi16(static_cast<short>(0x8000))));
+}
+
+// input_threshold_key of level entries [first, first + 16): the bound edge * absmax exact in double,
+// rounded toward -inf to fp32 (exact where it is), then to D toward -inf (directed roundings
+// compose: D's values are fp32 values); a bound equal to the D value and an open edge step one key
+// down.
+template <DType D>
+BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, int first, __m512d absmax) {
+  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const __m512d bound_low = _mm512_mul_pd(_mm512_loadu_pd(table.level_edges + first), absmax);
+  const __m512d bound_high = _mm512_mul_pd(_mm512_loadu_pd(table.level_edges + first + 8), absmax);
+  const __m256 down_low = _mm512_cvt_roundpd_ps(bound_low, kDown), down_high = _mm512_cvt_roundpd_ps(bound_high, kDown);
+  const __mmask16 exact_in_fp32 = static_cast<__mmask16>(
+      _mm512_cmp_pd_mask(_mm512_cvtps_pd(down_low), bound_low, _CMP_EQ_OQ) |
+      (_mm512_cmp_pd_mask(_mm512_cvtps_pd(down_high), bound_high, _CMP_EQ_OQ) << 8));
+  const __m512 down = _mm512_insertf32x8(_mm512_castps256_ps512(down_low), down_high, 1);
+  __m256i narrow;
+  __mmask16 exact;
+  if constexpr (D == DType::f16) {
+    narrow = _mm512_cvtps_ph(down, _MM_FROUND_TO_NEG_INF);
+    exact = exact_in_fp32 & _mm512_cmp_ps_mask(_mm512_cvtph_ps(narrow), down, _CMP_EQ_OQ);
+  } else {
+    // bf16 is fp32's upper half: toward -inf drops a nonzero lower half of a positive value and
+    // steps a negative one's magnitude up.
+    const __m512i bits = _mm512_castps_si512(down);
+    const __m512i lower = _mm512_and_si512(bits, _mm512_set1_epi32(0xFFFF));
+    const __mmask16 dropped = _mm512_test_epi32_mask(lower, lower);
+    const __mmask16 negative = _mm512_movepi32_mask(bits);
+    const __m512i upper = _mm512_mask_add_epi32(_mm512_srli_epi32(bits, 16), dropped & negative,
+                                                _mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+    narrow = _mm512_cvtepi32_epi16(upper);
+    exact = exact_in_fp32 & static_cast<__mmask16>(~dropped);
+  }
+  const __mmask16 open = _mm_cmpeq_epi8_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table.level_edge_closed + first)),
+                                             _mm_setzero_si128());
+  const __m256i key = order_keys(narrow);
+  return _mm256_mask_sub_epi16(key, exact & open, key, _mm256_set1_epi16(1));
+}
+
+// The level keys in registers, in input_threshold_keys' layout (entry i at position i + 1):
+// positions 0-31 (levels 0-4), 32-63 (level 5), 64-127 (level 6), 128-255 (level 7); and the sorted
+// codes as bytes. Built in registers: keys stored 16 bits at a time and loaded as vectors stall
+// until the stores retire.
+struct LevelRegisters {
+  __m512i level[8];
+  __m512i codes[4];
+};
+
+template <DType D, int Levels>
+BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax, LevelRegisters& r) {
+  const __m512d wide_absmax = _mm512_set1_pd(static_cast<double>(absmax));
+  constexpr int kEntries = (1 << Levels) - 1;
+  constexpr int kRegisters = (kEntries + 1 + 31) / 32;
+  // Word j of register k is entry 32k + j - 1: the previous register's last entry, then this one's.
+  alignas(64) static constexpr std::uint16_t kOneUp[32] = {31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
+                                                           47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62};
+  const __m512i one_up = _mm512_load_si512(kOneUp);
+  __m512i previous = _mm512_set1_epi16(-1);
+  for (int k = 0; k < kRegisters; ++k) {
+    const __m256i low = threshold_keys_16<D>(table, 32 * k, wide_absmax);
+    const __m256i high = kEntries > 32 * k + 16 ? threshold_keys_16<D>(table, 32 * k + 16, wide_absmax) : _mm256_set1_epi16(-1);
+    const __m512i entries = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+    r.level[k] = _mm512_permutex2var_epi16(previous, one_up, entries);
+    previous = entries;
+  }
+  // Entries past the levels (a 4-bit map's first register) are never compared: padding edges are
+  // +inf, whose keys lie above every finite input.
+  constexpr int kCodeRegisters = ((1 << Levels) + 63) / 64;
+  for (int k = 0; k < kCodeRegisters; ++k) {
+    const auto* codes = table.sorted_codes + 64 * k;
+    const __m512i quarters[4] = {_mm512_loadu_si512(codes), _mm512_loadu_si512(codes + 16), _mm512_loadu_si512(codes + 32),
+                                 _mm512_loadu_si512(codes + 48)};
+    const __m256i half_low = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(quarters[0])),
+                                                     _mm512_cvtepi32_epi8(quarters[1]), 1);
+    const __m256i half_high = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(quarters[2])),
+                                                      _mm512_cvtepi32_epi8(quarters[3]), 1);
+    r.codes[k] = _mm512_inserti64x4(_mm512_castsi256_si512(half_low), half_high, 1);
+  }
+}
+
+// The level keys at positions 1 .. 2 * first_step - 1 (input_threshold_keys' layout), 0xFFFF at 0.
+template <DType D>
+BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, std::uint16_t* keys) {
+  const __m512d wide_absmax = _mm512_set1_pd(static_cast<double>(absmax));
+  const int entries = 2 * table.first_step - 1;
+  alignas(64) std::uint16_t computed[kLevelKeys];
+  for (int first = 0; first < entries; first += 16) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(computed + first), threshold_keys_16<D>(table, first, wide_absmax));
+  }
+  keys[0] = 0xFFFFu;
+  for (int i = 0; i < entries; ++i) keys[i + 1] = computed[i];
+}
+
+// One level of count_below on 32 keys: the candidate at position 2^Level + (count >> Shift), where
+// Shift = Levels - Level, compared with the key; the count grows by the level's step where it is below.
+template <int Level, int Levels>
+BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i count, __m512i key) {
+  const __m512i within = _mm512_srli_epi16(count, Levels - Level);
+  __m512i candidate;
+  if constexpr (Level <= 4) {
+    candidate = _mm512_permutexvar_epi16(_mm512_add_epi16(within, _mm512_set1_epi16(1 << Level)), r.level[0]);
+  } else if constexpr (Level == 5) {
+    candidate = _mm512_permutexvar_epi16(within, r.level[1]);
+  } else if constexpr (Level == 6) {
+    candidate = _mm512_permutex2var_epi16(r.level[2], within, r.level[3]);
+  } else {
+    candidate = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(within, _mm512_set1_epi16(64)),
+                                        _mm512_permutex2var_epi16(r.level[4], within, r.level[5]),
+                                        _mm512_permutex2var_epi16(r.level[6], within, r.level[7]));
+  }
+  constexpr short kStep = static_cast<short>(1 << (Levels - 1 - Level));
+  return _mm512_mask_add_epi16(count, _mm512_cmplt_epu16_mask(candidate, key), count, _mm512_set1_epi16(kStep));
+}
+
+template <int Level, int Levels>
+BITPARITY_KEYS_TARGET inline void levels_from(const LevelRegisters& r, __m512i& low, __m512i& high, __m512i key_low,
+                                              __m512i key_high) {
+  if constexpr (Level < Levels) {
+    low = level_step<Level, Levels>(r, low, key_low);
+    high = level_step<Level, Levels>(r, high, key_high);
+    levels_from<Level + 1, Levels>(r, low, high, key_low, key_high);
+  }
+}
+
+// The codes of 64 inputs (two vectors of patterns) as bytes.
+template <int Levels>
+BITPARITY_KEYS_TARGET inline __m512i codes_of_64(const LevelRegisters& r, __m512i bits_low, __m512i bits_high) {
+  const __m512i key_low = order_keys(bits_low), key_high = order_keys(bits_high);
+  __m512i low = _mm512_setzero_si512(), high = _mm512_setzero_si512();
+  levels_from<0, Levels>(r, low, high, key_low, key_high);
+  const __m512i index = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(low)), _mm512_cvtepi16_epi8(high), 1);
+  if constexpr (Levels <= 6) {  // counts below 64
+    return _mm512_permutexvar_epi8(index, r.codes[0]);
+  } else if constexpr (Levels == 7) {
+    return _mm512_permutex2var_epi8(r.codes[0], index, r.codes[1]);
+  } else {
+    const __m512i below_128 = _mm512_permutex2var_epi8(r.codes[0], index, r.codes[1]);
+    const __m512i from_128 = _mm512_permutex2var_epi8(r.codes[2], index, r.codes[3]);
+    return _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), below_128, from_128);
+  }
+}
+
+// Element 2k in the high nibble of byte k, element 2k+1 in the low one.
+BITPARITY_KEYS_TARGET inline __m256i nibble_pairs(__m512i code) {
+  return _mm512_cvtepi16_epi8(_mm512_or_si512(_mm512_slli_epi16(code, 4), _mm512_srli_epi16(code, 8)));
+}
+
+// Masked loads and stores only for a block's last, partial 64: on Zen 4 and 5 a masked store is
+// several times slower than a plain one.
+template <DType D, int Levels>
+BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, int bits, const std::uint16_t* in,
+                                         std::int64_t count, std::uint8_t* codes) {
+  LevelRegisters r;
+  level_registers<D, Levels>(table, absmax, r);
+  std::int64_t first = 0;
+  // Two independent searches per iteration: each level waits on the last (permute, compare, add),
+  // and the second search fills those waits.
+  for (; first + 128 <= count; first += 128) {
+    const __m512i code = codes_of_64<Levels>(r, _mm512_loadu_si512(in + first), _mm512_loadu_si512(in + first + 32));
+    const __m512i next = codes_of_64<Levels>(r, _mm512_loadu_si512(in + first + 64), _mm512_loadu_si512(in + first + 96));
+    if (bits == 8) {
+      _mm512_storeu_si512(codes + first, code);
+      _mm512_storeu_si512(codes + first + 64, next);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2), nibble_pairs(code));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2 + 32), nibble_pairs(next));
+    }
+  }
+  for (; first + 64 <= count; first += 64) {
+    const __m512i code = codes_of_64<Levels>(r, _mm512_loadu_si512(in + first), _mm512_loadu_si512(in + first + 32));
+    if (bits == 8) {
+      _mm512_storeu_si512(codes + first, code);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2), nibble_pairs(code));
+    }
+  }
+  if (first == count) return;
+  const int rest = static_cast<int>(count - first);
+  const __mmask64 valid = (__mmask64{1} << rest) - 1u;
+  const __m512i code = _mm512_maskz_mov_epi8(
+      valid, codes_of_64<Levels>(r, _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid), in + first),
+                                 _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid >> 32), in + first + 32)));
+  if (bits == 8) {
+    _mm512_mask_storeu_epi8(codes + first, valid, code);
+  } else {  // a missing last element leaves its low nibble 0
+    _mm256_mask_storeu_epi8(codes + first / 2, static_cast<__mmask32>((__mmask64{1} << ((rest + 1) / 2)) - 1u), nibble_pairs(code));
+  }
+}
+
+template <DType D>
+BITPARITY_KEYS_TARGET bool quantize_block_by_keys_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  const std::int64_t begin = block_begin(block, p.blocksize);
+  const std::int64_t end = block_end(block, p.blocksize, p.numel);
+  if (table.bits == 4 && begin % 2 != 0) return false;
+  // The keys cost about as much as deciding 2 * first_step elements: 8-bit maps at 128 elements
+  // break even with the fp32 path here (Zen 5), and lose at 64.
+  if (end - begin < 2 * table.first_step) return false;
+  const auto* in = static_cast<const std::uint16_t*>(p.input) + p.input_index.offset + begin;
+  const std::int64_t count = end - begin;
+  // scan_contiguous on 16-bit patterns: magnitudes order as values, and NaN and infinity have the
+  // largest, so the largest magnitude is the absmax or says the block is not finite.
+  const __m512i magnitude_bits = _mm512_set1_epi16(0x7FFF);
+  __m512i largest = _mm512_setzero_si512();
+  std::int64_t i = 0;
+  for (; i + 32 <= count; i += 32) largest = _mm512_max_epu16(largest, _mm512_and_si512(_mm512_loadu_si512(in + i), magnitude_bits));
+  if (i < count) {
+    const __m512i tail = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((1u << (count - i)) - 1u), in + i);
+    largest = _mm512_max_epu16(largest, _mm512_and_si512(tail, magnitude_bits));
+  }
+  const __m512i widened = _mm512_max_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(largest)),
+                                           _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(largest, 1)));
+  const auto magnitude = static_cast<std::uint16_t>(_mm512_reduce_max_epu32(widened));
+  constexpr std::uint16_t kInfinity = D == DType::f16 ? 0x7C00u : 0x7F80u;
+  if (magnitude == 0 || magnitude >= kInfinity) return false;
+  const float absmax = finish_block(p, block, BlockScan{D == DType::f16 ? f16_to_float(magnitude) : bf16_to_float(magnitude), false});
+
+  std::uint8_t* const codes = p.codes + (table.bits == 8 ? begin : begin / 2);
+  switch (table.first_step) {
+    case 1: codes_by_keys<D, 1>(table, absmax, table.bits, in, count, codes); break;
+    case 2: codes_by_keys<D, 2>(table, absmax, table.bits, in, count, codes); break;
+    case 4: codes_by_keys<D, 3>(table, absmax, table.bits, in, count, codes); break;
+    case 8: codes_by_keys<D, 4>(table, absmax, table.bits, in, count, codes); break;
+    case 16: codes_by_keys<D, 5>(table, absmax, table.bits, in, count, codes); break;
+    case 32: codes_by_keys<D, 6>(table, absmax, table.bits, in, count, codes); break;
+    case 64: codes_by_keys<D, 7>(table, absmax, table.bits, in, count, codes); break;
+    default: codes_by_keys<D, 8>(table, absmax, table.bits, in, count, codes); break;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  if (!cpu_has_avx512vbmi() || !p.input_index.contiguous || p.rounding.enabled) return false;
+  if (p.input_dtype == DType::f16) return quantize_block_by_keys_of<DType::f16>(table, p, block);
+  if (p.input_dtype == DType::bf16) return quantize_block_by_keys_of<DType::bf16>(table, p, block);
+  return false;
+}
+
+bool input_threshold_keys_vector(const CodeTable& table, DType dtype, float absmax, std::uint16_t* keys) {
+  if (!cpu_has_avx512vbmi()) return false;
+  if (dtype == DType::f16) {
+    threshold_keys<DType::f16>(table, absmax, keys);
+  } else if (dtype == DType::bf16) {
+    threshold_keys<DType::bf16>(table, absmax, keys);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+#else
+
+bool quantize_block_by_keys(const CodeTable&, const QuantizeParams&, std::int64_t) { return false; }
+bool input_threshold_keys_vector(const CodeTable&, DType, float, std::uint16_t*) { return false; }
+
+#endif
+
+}  // namespace bitparity::cpu

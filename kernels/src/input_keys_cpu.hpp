@@ -1,0 +1,24 @@
+#pragma once
+// The CPU launcher's nearest codes of contiguous f16 and bf16 blocks, decided on the inputs
+// themselves (input_keys.hpp) with AVX-512 BW and VBMI: the block's thresholds become 16-bit keys
+// once, then the search of count_below runs on 32 keys per vector, each level's candidates picked by
+// a permute from registers, and the count becomes the code by a byte permute. No division and no
+// gather per element, where the fp32 path pays one of each for every 16 elements. It computes the
+// same count, so the same codes: input_keys_tests compares it with the scalar body on every 16-bit
+// pattern, P2 with the strided path.
+#include <cstdint>
+#include "bitparity/kernels/quant_body.hpp"
+#include "cpu_features.hpp"
+
+namespace bitparity::cpu {
+
+// Quantizes block `block` of a contiguous f16 or bf16 input with nearest rounding: absmax, flag and
+// codes. Returns false, having written nothing, where it does not apply and the body must: a block
+// with NaN, infinity or only zeros, one shorter than 2 * first_step (where computing the keys costs
+// more than it saves), another dtype, or a CPU without AVX-512 VBMI.
+bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block);
+
+// The level keys of a block (input_threshold_keys) computed in vector lanes; for tests.
+bool input_threshold_keys_vector(const CodeTable& table, DType dtype, float absmax, std::uint16_t* keys);
+
+}  // namespace bitparity::cpu
