@@ -3,7 +3,9 @@
 #include "bitparity/kernels/input_keys.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-// GCC 12 warns that the intrinsics' own _mm512_undefined_* placeholders may be used uninitialized.
+// GCC 12 warns that the intrinsics' own _mm512_undefined_* placeholders are (or may be) used
+// uninitialized: they are the ignored pass-through operands of unmasked conversions.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #define BITPARITY_AVX512_KEYS 1
