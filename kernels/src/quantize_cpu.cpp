@@ -1,5 +1,6 @@
 // The CPU launcher: the kernel body of quant_body.hpp over worker threads, one quant block per task.
 #include "bitparity/kernels/quantize.hpp"
+#include "code_outputs_cpu.hpp"
 #include "code_select_cpu.hpp"
 #include "cpu_clones.hpp"
 #include "half_runs_cpu.hpp"
@@ -14,13 +15,16 @@ namespace {
 constexpr std::int64_t kElementsPerTask = 1 << 14;  // below this, threads cost more than they save
 
 BITPARITY_CPU_CLONES void dequantize_block_f32(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
-  dequantize_block<DType::f32>(table, p, block, SelectByNibblesVector{}, HalfRunsF16C{}, SelectByCodeVector{});
+  dequantize_block<DType::f32>(table, p, block, SelectByNibblesVector{}, HalfRunsF16C{}, SelectByCodeVector{},
+                                OutputsOfCodesVector{});
 }
 BITPARITY_CPU_CLONES void dequantize_block_f16(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
-  dequantize_block<DType::f16>(table, p, block, SelectByNibblesVector{}, HalfRunsF16C{}, SelectByCodeVector{});
+  dequantize_block<DType::f16>(table, p, block, SelectByNibblesVector{}, HalfRunsF16C{}, SelectByCodeVector{},
+                                OutputsOfCodesVector{});
 }
 BITPARITY_CPU_CLONES void dequantize_block_bf16(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
-  dequantize_block<DType::bf16>(table, p, block, SelectByNibblesVector{}, HalfRunsF16C{}, SelectByCodeVector{});
+  dequantize_block<DType::bf16>(table, p, block, SelectByNibblesVector{}, HalfRunsF16C{}, SelectByCodeVector{},
+                                OutputsOfCodesVector{});
 }
 
 BITPARITY_CPU_CLONES void quantize_block_f32(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {

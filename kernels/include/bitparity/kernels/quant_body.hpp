@@ -469,6 +469,17 @@ BP_HD void dequantize_group(const CodeTable& table, const float* code_values, co
   }
 }
 
+// A block's table of 256 outputs, one per code of an 8-bit map: dequantized_of_values of every code
+// value. A launcher may pass its own (the CPU's vector lanes): it must give these words.
+struct OutputsOfCodes {
+  template <DType D, class HalfRuns>
+  BP_HD void compute(const CodeTable& table, float absmax, OutputWord<D>* of_code, const HalfRuns& halves) const {
+    const float* const code_values = table.code_values;
+    dequantized_of_values<D>(table, [&](std::int64_t code) { return code_values[code]; }, of_code, absmax, 256,
+                             halves);
+  }
+};
+
 // Outputs of `count` 8-bit codes selected from a block's table of 256 (dequantized_of_values of
 // every code). A launcher may pass another selection: it only moves the table's words.
 struct SelectByCode {
@@ -483,17 +494,17 @@ struct SelectByCode {
 // computes the output of each code once (an output is a function of its code and the block's
 // absmax alone) and then selects: no gather of the code values, and the rounding runs on 256 words
 // instead of the block's. A shorter block computes each element's.
-template <DType D, class HalfRuns = HalfRunsByElement, class SelectCode = SelectByCode>
+template <DType D, class HalfRuns = HalfRunsByElement, class SelectCode = SelectByCode, class OfCodes = OutputsOfCodes>
 BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __restrict codes, void* __restrict output,
                                  std::int64_t output_offset, float absmax, std::int64_t begin, std::int64_t end,
-                                 const HalfRuns& halves = {}, const SelectCode& select_code = {}) {
+                                 const HalfRuns& halves = {}, const SelectCode& select_code = {},
+                                 const OfCodes& of_codes = {}) {
   OutputWord<D>* const out = static_cast<OutputWord<D>*>(output) + output_offset;
   constexpr int kCodes = 256;
   const float* const code_values = table.code_values;
   if (end - begin >= kCodes) {
     OutputWord<D> of_code[kCodes];
-    dequantized_of_values<D>(table, [&](std::int64_t code) { return code_values[code]; }, of_code, absmax, kCodes,
-                             halves);
+    of_codes.template compute<D>(table, absmax, of_code, halves);
     select_code(of_code, codes + begin, out + begin, end - begin);
     return;
   }
@@ -543,17 +554,20 @@ BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8
 
 // The whole of one block on one thread (the CPU launcher's unit of work), writing output dtype D.
 // `select` and `select_code` pick 4-bit and 8-bit outputs from the block's table (SelectByNibbles,
-// SelectByCode, or a launcher's own), `halves` narrows f16 runs (HalfRunsByElement, or its own).
-template <DType D, class Select = SelectByNibbles, class HalfRuns = HalfRunsByElement, class SelectCode = SelectByCode>
+// SelectByCode, or a launcher's own), `halves` narrows f16 runs (HalfRunsByElement, or its own),
+// `of_codes` computes an 8-bit block's table (OutputsOfCodes, or the launcher's own).
+template <DType D, class Select = SelectByNibbles, class HalfRuns = HalfRunsByElement, class SelectCode = SelectByCode,
+          class OfCodes = OutputsOfCodes>
 BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, std::int64_t block,
                             const Select& select = {}, const HalfRuns& halves = {},
-                            const SelectCode& select_code = {}) {
+                            const SelectCode& select_code = {}, const OfCodes& of_codes = {}) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   const float absmax = p.absmax[block];
   if (p.output_index.contiguous) {
     if (p.bits == 8) {
-      dequantize_contiguous<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, halves, select_code);
+      dequantize_contiguous<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, halves, select_code,
+                               of_codes);
       return;
     }
     if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte

@@ -1,0 +1,134 @@
+// An 8-bit dequantize block's table of 256 outputs in AVX-512 lanes (code_outputs_cpu.hpp): its
+// round-to-odd product is taken toward zero, the body's from the product to nearest. They must give
+// the body's words: for every registered map at absmaxes across fp32's range (the edges where the
+// error term stops being exact, subnormals, infinity, NaN), and through the launcher against the
+// strided path, which computes element by element.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bitparity/kernels/quant_body.hpp"
+#include "bitparity/kernels/quantize.hpp"
+#include "code_outputs_cpu.hpp"
+
+namespace bitparity {
+namespace {
+
+std::vector<float> edge_absmaxes() {
+  std::vector<float> values = {1.0f, 3.0f, 0x1.fffffep-1f, 0x1p-149f, 0x1p-130f, 0x1p-126f, 0x1.fffffep-127f,
+                               0x1p-101f, 0x1.000002p-101f, 0x1.fffffep-102f, 0x1p-100f, 0x1p-80f, 0x1p-24f,
+                               0x1p-25f, 0x1.8p-25f, 65504.0f, 65520.0f, 0x1p20f, std::numeric_limits<float>::max(),
+                               std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  std::mt19937 rng(20261127);
+  std::uniform_int_distribution<std::uint32_t> finite_bits(1u, 0x7F7FFFFFu);
+  for (int i = 0; i < 4000; ++i) values.push_back(float_from_bits(finite_bits(rng)));
+  return values;
+}
+
+template <DType D>
+void expect_vector_table_equals_body(const CodeTable& table, std::string_view name, float absmax) {
+  if (!products_round_in_fp32<D>(table, absmax)) return;  // the launcher keeps the body's table there
+  std::uint16_t expected[256], got[256];
+  OutputsOfCodes{}.compute<D>(table, absmax, expected, HalfRunsByElement{});
+  cpu::outputs_of_codes_avx512(table.code_values, absmax, D == DType::f16, got);
+  for (int code = 0; code < 256; ++code) {
+    ASSERT_EQ(got[code], expected[code]) << name << " " << dtype_name(D) << " absmax " << std::hexfloat << absmax
+                                         << " code " << std::dec << code << " value " << std::hexfloat
+                                         << table.code_values[code];
+  }
+}
+
+TEST(CodeOutputs, VectorTableEqualsTheBodysForEveryMapAndAbsmax) {
+  if (!cpu::cpu_has_avx512bw()) GTEST_SKIP() << "no AVX-512 BW on this CPU: the launcher keeps the body's table";
+  int bf16_tables = 0;
+  for (const auto& info : quant_formats()) {
+    if (info.bits != 8) continue;
+    const CodeTable& table = code_table(info.format);
+    for (const float absmax : edge_absmaxes()) {
+      expect_vector_table_equals_body<DType::f16>(table, info.name, absmax);
+      expect_vector_table_equals_body<DType::bf16>(table, info.name, absmax);
+      bf16_tables += products_round_in_fp32<DType::bf16>(table, absmax) ? 1 : 0;
+    }
+  }
+  EXPECT_GT(bf16_tables, 1000) << "the bf16 comparisons must not all be skipped";
+}
+
+// Products near f16's and bf16's rounding midpoints: code values whose products with the absmax
+// are inexact in fp32 just above or below a midpoint, where only a correct sticky bit rounds right.
+template <DType D>
+void expect_body_near_midpoints() {
+  CodeTable table = code_table(parse_quant_format("linear8"));
+  // fp32 bits of an output's kept significand and of its rounding bit in D.
+  constexpr std::uint32_t kKept = D == DType::bf16 ? 0x7F0000u : 0x7FE000u;
+  constexpr std::uint32_t kRoundingBit = D == DType::bf16 ? 0x8000u : 0x1000u;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::uint32_t> fraction(0u, 0x7FFFFFu);
+  int inexact = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const float absmax = float_from_bits(0x3F800000u | fraction(rng));  // [1, 2), a full significand
+    for (int code = 0; code < 256; ++code) {
+      // A midpoint of D in [0.5, 1) divided by the absmax, rounded one way or the other to fp32.
+      const float midpoint = float_from_bits(0x3F000000u | (fraction(rng) & kKept) | kRoundingBit);
+      const float value = std::nextafter(midpoint / absmax, code % 2 == 0 ? 0.0f : 2.0f);
+      table.code_values[code] = code % 4 < 2 ? value : -value;
+      const double exact = static_cast<double>(value) * static_cast<double>(absmax);
+      inexact += static_cast<double>(static_cast<float>(exact)) != exact ? 1 : 0;
+    }
+    expect_vector_table_equals_body<D>(table, "linear8 values near midpoints", absmax);
+  }
+  EXPECT_GT(inexact, 40000) << "most products must be inexact in fp32, or the sticky bit is untested";
+}
+
+TEST(CodeOutputs, VectorTableRoundsNearMidpointsAsTheBody) {
+  if (!cpu::cpu_has_avx512bw()) GTEST_SKIP() << "no AVX-512 BW on this CPU";
+  expect_body_near_midpoints<DType::f16>();
+  expect_body_near_midpoints<DType::bf16>();
+}
+
+// The launcher (the vector table where the CPU has it) against a stride-2 output (the element
+// loop), over blocks whose absmaxes cross fp32's range, bf16's fp32-lane limit and non-finite values.
+TEST(CodeOutputs, LauncherGivesTheStridedPathsOutputs) {
+  const std::int64_t blocksize = 256;
+  const std::vector<float> absmaxes = edge_absmaxes();
+  const auto blocks = static_cast<std::int64_t>(absmaxes.size());
+  const std::int64_t n = blocks * blocksize;
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 97 + i / 256) % 256);
+  for (const auto& info : quant_formats()) {
+    if (info.bits != 8) continue;
+    for (const DType dtype : {DType::f16, DType::bf16}) {
+      const auto run = [&](bool strided) {
+        std::vector<std::uint16_t> out(static_cast<std::size_t>(strided ? 2 * n : n), 0x1234);
+        DequantizeParams p;
+        p.codes = codes.data();
+        p.absmax = absmaxes.data();
+        p.numel = n;
+        p.blocksize = blocksize;
+        p.bits = 8;
+        p.output = out.data();
+        p.output_dtype = dtype;
+        p.output_index = strided ? make_index({n}, {2}, 0) : make_index({n}, {1}, 0);
+        cpu::dequantize(code_table(info.format), p, LaunchConfig{});
+        if (!strided) return out;
+        std::vector<std::uint16_t> every_other(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) every_other[static_cast<std::size_t>(i)] = out[static_cast<std::size_t>(2 * i)];
+        return every_other;
+      };
+      ASSERT_TRUE(make_index({n}, {1}, 0).contiguous);
+      const std::vector<std::uint16_t> got = run(false), expected = run(true);
+      for (std::int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got[static_cast<std::size_t>(i)], expected[static_cast<std::size_t>(i)])
+            << info.name << " " << dtype_name(dtype) << " element " << i << " absmax " << std::hexfloat
+            << absmaxes[static_cast<std::size_t>(i / blocksize)];
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bitparity
