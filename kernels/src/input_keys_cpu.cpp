@@ -27,41 +27,39 @@ BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
   return _mm512_xor_si512(bits, _mm512_or_si512(_mm512_srai_epi16(bits, 15), _mm512_set1_epi16(static_cast<short>(0x8000))));
 }
 
-// input_threshold_key of level entries [first, first + 16): the bound edge * absmax exact in double,
-// rounded toward -inf to fp32 (exact where it is), then to D toward -inf (directed roundings
-// compose: D's values are fp32 values); a bound equal to the D value and an open edge step one key
-// down.
+// input_threshold_key of level entries [first, first + 16). The key of a closed edge is the largest
+// D value at most the bound B = edge * absmax: B rounded toward -inf (exact in double; to fp32, then
+// to D: directed roundings compose, D's values being fp32 values). The key of an open edge is the
+// largest D value below B, the predecessor of B rounded toward +inf, which is -(-B rounded toward
+// -inf): the negated bound takes the same roundings, and negation and predecessor are ~key - 1 on
+// order keys. No test for exactness either way.
 template <DType D>
 BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, int first, __m512d absmax) {
   constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const __mmask16 open = _mm_cmpeq_epi8_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table.level_edge_closed + first)),
+                                             _mm_setzero_si128());
+  const __m512d zero = _mm512_setzero_pd();
   const __m512d bound_low = _mm512_mul_pd(_mm512_loadu_pd(table.level_edges + first), absmax);
   const __m512d bound_high = _mm512_mul_pd(_mm512_loadu_pd(table.level_edges + first + 8), absmax);
-  const __m256 down_low = _mm512_cvt_roundpd_ps(bound_low, kDown), down_high = _mm512_cvt_roundpd_ps(bound_high, kDown);
-  const __mmask16 exact_in_fp32 = static_cast<__mmask16>(
-      _mm512_cmp_pd_mask(_mm512_cvtps_pd(down_low), bound_low, _CMP_EQ_OQ) |
-      (_mm512_cmp_pd_mask(_mm512_cvtps_pd(down_high), bound_high, _CMP_EQ_OQ) << 8));
-  const __m512 down = _mm512_insertf32x8(_mm512_castps256_ps512(down_low), down_high, 1);
+  const __m512d signed_low = _mm512_mask_sub_pd(bound_low, static_cast<__mmask8>(open), zero, bound_low);
+  const __m512d signed_high = _mm512_mask_sub_pd(bound_high, static_cast<__mmask8>(open >> 8), zero, bound_high);
+  const __m512 down = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(signed_low, kDown)),
+                                         _mm512_cvt_roundpd_ps(signed_high, kDown), 1);
   __m256i narrow;
-  __mmask16 exact;
   if constexpr (D == DType::f16) {
     narrow = _mm512_cvtps_ph(down, _MM_FROUND_TO_NEG_INF);
-    exact = exact_in_fp32 & _mm512_cmp_ps_mask(_mm512_cvtph_ps(narrow), down, _CMP_EQ_OQ);
   } else {
     // bf16 is fp32's upper half: toward -inf drops a nonzero lower half of a positive value and
     // steps a negative one's magnitude up.
     const __m512i bits = _mm512_castps_si512(down);
     const __m512i lower = _mm512_and_si512(bits, _mm512_set1_epi32(0xFFFF));
-    const __mmask16 dropped = _mm512_test_epi32_mask(lower, lower);
-    const __mmask16 negative = _mm512_movepi32_mask(bits);
-    const __m512i upper = _mm512_mask_add_epi32(_mm512_srli_epi32(bits, 16), dropped & negative,
-                                                _mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-    narrow = _mm512_cvtepi32_epi16(upper);
-    exact = exact_in_fp32 & static_cast<__mmask16>(~dropped);
+    const __mmask16 step_up = _mm512_test_epi32_mask(lower, lower) & _mm512_movepi32_mask(bits);
+    const __m512i upper = _mm512_srli_epi32(bits, 16);
+    narrow = _mm512_cvtepi32_epi16(_mm512_mask_add_epi32(upper, step_up, upper, _mm512_set1_epi32(1)));
   }
-  const __mmask16 open = _mm_cmpeq_epi8_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table.level_edge_closed + first)),
-                                             _mm_setzero_si128());
   const __m256i key = order_keys(narrow);
-  return _mm256_mask_sub_epi16(key, exact & open, key, _mm256_set1_epi16(1));
+  const __m256i all = _mm256_set1_epi16(-1);
+  return _mm256_mask_add_epi16(key, open, _mm256_xor_si256(key, all), all);
 }
 
 // The level keys in registers, in input_threshold_keys' layout (entry i at position i + 1):
@@ -118,44 +116,45 @@ BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, 
   for (int i = 0; i < entries; ++i) keys[i + 1] = computed[i];
 }
 
-// One level of count_below on 32 keys: the candidate at position 2^Level + (count >> Shift), where
-// Shift = Levels - Level, compared with the key; the count grows by the level's step where it is below.
-template <int Level, int Levels>
-BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i count, __m512i key) {
-  const __m512i within = _mm512_srli_epi16(count, Levels - Level);
+// One level of count_below on 32 keys, the search's position p = 2^Level + (count >> (Levels - Level))
+// kept as it is (p = 1 at the root, children 2p and 2p + 1): the candidate at position p, compared
+// with the key, and p becomes 2p, plus one where the candidate is below.
+template <int Level>
+BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i position, __m512i key) {
   __m512i candidate;
-  if constexpr (Level <= 4) {
-    candidate = _mm512_permutexvar_epi16(_mm512_add_epi16(within, _mm512_set1_epi16(1 << Level)), r.level[0]);
-  } else if constexpr (Level == 5) {
-    candidate = _mm512_permutexvar_epi16(within, r.level[1]);
-  } else if constexpr (Level == 6) {
-    candidate = _mm512_permutex2var_epi16(r.level[2], within, r.level[3]);
-  } else {
-    candidate = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(within, _mm512_set1_epi16(64)),
-                                        _mm512_permutex2var_epi16(r.level[4], within, r.level[5]),
-                                        _mm512_permutex2var_epi16(r.level[6], within, r.level[7]));
+  if constexpr (Level <= 4) {  // positions 1-31
+    candidate = _mm512_permutexvar_epi16(position, r.level[0]);
+  } else if constexpr (Level == 5) {  // 32-63: the permute reads the low five bits
+    candidate = _mm512_permutexvar_epi16(position, r.level[1]);
+  } else if constexpr (Level == 6) {  // 64-127: the low six
+    candidate = _mm512_permutex2var_epi16(r.level[2], position, r.level[3]);
+  } else {  // 128-255: bit 6 picks the pair
+    candidate = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(position, _mm512_set1_epi16(64)),
+                                        _mm512_permutex2var_epi16(r.level[4], position, r.level[5]),
+                                        _mm512_permutex2var_epi16(r.level[6], position, r.level[7]));
   }
-  constexpr short kStep = static_cast<short>(1 << (Levels - 1 - Level));
-  return _mm512_mask_add_epi16(count, _mm512_cmplt_epu16_mask(candidate, key), count, _mm512_set1_epi16(kStep));
+  // 1 where the candidate is below the key, by saturating subtraction: a compare into a mask register
+  // and a masked add take 9 cycles on Zen 5, these two 2, and each level waits on the last.
+  const __m512i below = _mm512_min_epu16(_mm512_subs_epu16(key, candidate), _mm512_set1_epi16(1));
+  return _mm512_add_epi16(_mm512_add_epi16(position, position), below);
 }
 
-template <int Level, int Levels>
-BITPARITY_KEYS_TARGET inline void levels_from(const LevelRegisters& r, __m512i& low, __m512i& high, __m512i key_low,
-                                              __m512i key_high) {
+// Each level on every vector before the next level: the levels of one vector wait on each other
+// (about 8 cycles each), so the searches of N vectors are interleaved for the scheduler.
+template <int Level, int Levels, int N>
+BITPARITY_KEYS_TARGET inline void levels_from(const LevelRegisters& r, __m512i (&position)[N], const __m512i (&key)[N]) {
   if constexpr (Level < Levels) {
-    low = level_step<Level, Levels>(r, low, key_low);
-    high = level_step<Level, Levels>(r, high, key_high);
-    levels_from<Level + 1, Levels>(r, low, high, key_low, key_high);
+    for (int v = 0; v < N; ++v) position[v] = level_step<Level>(r, position[v], key[v]);
+    levels_from<Level + 1, Levels>(r, position, key);
   }
 }
 
-// The codes of 64 inputs (two vectors of patterns) as bytes.
+// The code bytes of 64 inputs from their two final positions (2^Levels + count; the code permutes
+// read the count from the low bits where Levels >= 6).
 template <int Levels>
-BITPARITY_KEYS_TARGET inline __m512i codes_of_64(const LevelRegisters& r, __m512i bits_low, __m512i bits_high) {
-  const __m512i key_low = order_keys(bits_low), key_high = order_keys(bits_high);
-  __m512i low = _mm512_setzero_si512(), high = _mm512_setzero_si512();
-  levels_from<0, Levels>(r, low, high, key_low, key_high);
-  const __m512i index = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(low)), _mm512_cvtepi16_epi8(high), 1);
+BITPARITY_KEYS_TARGET inline __m512i codes_of_positions(const LevelRegisters& r, __m512i low, __m512i high) {
+  __m512i index = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(low)), _mm512_cvtepi16_epi8(high), 1);
+  if constexpr (Levels < 6) index = _mm512_sub_epi8(index, _mm512_set1_epi8(static_cast<char>(1 << Levels)));
   if constexpr (Levels <= 6) {  // counts below 64
     return _mm512_permutexvar_epi8(index, r.codes[0]);
   } else if constexpr (Levels == 7) {
@@ -167,6 +166,26 @@ BITPARITY_KEYS_TARGET inline __m512i codes_of_64(const LevelRegisters& r, __m512
   }
 }
 
+// The codes of 32 * N inputs (N vectors of patterns, N even) as N / 2 vectors of bytes.
+template <int Levels, int N>
+BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512i (&bits)[N], __m512i (&codes)[N / 2]) {
+  __m512i key[N], position[N];
+  for (int v = 0; v < N; ++v) {
+    key[v] = order_keys(bits[v]);
+    position[v] = _mm512_set1_epi16(1);
+  }
+  levels_from<0, Levels>(r, position, key);
+  for (int v = 0; v < N / 2; ++v) codes[v] = codes_of_positions<Levels>(r, position[2 * v], position[2 * v + 1]);
+}
+
+template <int Levels>
+BITPARITY_KEYS_TARGET inline __m512i codes_of_64(const LevelRegisters& r, __m512i bits_low, __m512i bits_high) {
+  const __m512i bits[2] = {bits_low, bits_high};
+  __m512i codes[1];
+  codes_of<Levels>(r, bits, codes);
+  return codes[0];
+}
+
 // Element 2k in the high nibble of byte k, element 2k+1 in the low one.
 BITPARITY_KEYS_TARGET inline __m256i nibble_pairs(__m512i code) {
   return _mm512_cvtepi16_epi8(_mm512_or_si512(_mm512_slli_epi16(code, 4), _mm512_srli_epi16(code, 8)));
@@ -175,27 +194,28 @@ BITPARITY_KEYS_TARGET inline __m256i nibble_pairs(__m512i code) {
 // Masked loads and stores only for a block's last, partial 64: on Zen 4 and 5 a masked store is
 // several times slower than a plain one.
 template <DType D, int Levels>
-BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, int bits, const std::uint16_t* in,
+BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, int bits_per_code, const std::uint16_t* in,
                                          std::int64_t count, std::uint8_t* codes) {
   LevelRegisters r;
   level_registers<D, Levels>(table, absmax, r);
   std::int64_t first = 0;
-  // Two independent searches per iteration: each level waits on the last (permute, compare, add),
-  // and the second search fills those waits.
-  for (; first + 128 <= count; first += 128) {
-    const __m512i code = codes_of_64<Levels>(r, _mm512_loadu_si512(in + first), _mm512_loadu_si512(in + first + 32));
-    const __m512i next = codes_of_64<Levels>(r, _mm512_loadu_si512(in + first + 64), _mm512_loadu_si512(in + first + 96));
-    if (bits == 8) {
-      _mm512_storeu_si512(codes + first, code);
-      _mm512_storeu_si512(codes + first + 64, next);
-    } else {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2), nibble_pairs(code));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2 + 32), nibble_pairs(next));
+  // Four vectors' searches interleaved per iteration (codes_of).
+  for (; first + 256 <= count; first += 256) {
+    __m512i bits[8];
+    for (int v = 0; v < 8; ++v) bits[v] = _mm512_loadu_si512(in + first + 32 * v);
+    __m512i code[4];
+    codes_of<Levels>(r, bits, code);
+    for (int v = 0; v < 4; ++v) {
+      if (bits_per_code == 8) {
+        _mm512_storeu_si512(codes + first + 64 * v, code[v]);
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2 + 32 * v), nibble_pairs(code[v]));
+      }
     }
   }
   for (; first + 64 <= count; first += 64) {
     const __m512i code = codes_of_64<Levels>(r, _mm512_loadu_si512(in + first), _mm512_loadu_si512(in + first + 32));
-    if (bits == 8) {
+    if (bits_per_code == 8) {
       _mm512_storeu_si512(codes + first, code);
     } else {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2), nibble_pairs(code));
@@ -207,7 +227,7 @@ BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, i
   const __m512i code = _mm512_maskz_mov_epi8(
       valid, codes_of_64<Levels>(r, _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid), in + first),
                                  _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid >> 32), in + first + 32)));
-  if (bits == 8) {
+  if (bits_per_code == 8) {
     _mm512_mask_storeu_epi8(codes + first, valid, code);
   } else {  // a missing last element leaves its low nibble 0
     _mm256_mask_storeu_epi8(codes + first / 2, static_cast<__mmask32>((__mmask64{1} << ((rest + 1) / 2)) - 1u), nibble_pairs(code));
