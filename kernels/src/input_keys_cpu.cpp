@@ -1,23 +1,15 @@
 #include "input_keys_cpu.hpp"
 
 #include "bitparity/kernels/input_keys.hpp"
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-// GCC 12 warns that the intrinsics' own _mm512_undefined_* placeholders are (or may be) used
-// uninitialized: they are the ignored pass-through operands of unmasked conversions.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#define BITPARITY_AVX512_KEYS 1
-#endif
+#include "input_keys_avx512.hpp"
 
 namespace bitparity::cpu {
 
 #if defined(BITPARITY_AVX512_KEYS)
 
-#define BITPARITY_KEYS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
-
 namespace {
+
+using keys::CodeBytes;
 
 // narrow_order_key on 16 or 32 lanes.
 BITPARITY_KEYS_TARGET inline __m256i order_keys(__m256i bits) {
@@ -68,7 +60,7 @@ BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, i
 // until the stores retire.
 struct LevelRegisters {
   __m512i level[8];
-  __m512i codes[4];
+  CodeBytes codes;
 };
 
 template <DType D, int Levels>
@@ -90,17 +82,7 @@ BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax,
   }
   // Entries past the levels (a 4-bit map's first register) are never compared: padding edges are
   // +inf, whose keys lie above every finite input.
-  constexpr int kCodeRegisters = ((1 << Levels) + 63) / 64;
-  for (int k = 0; k < kCodeRegisters; ++k) {
-    const auto* codes = table.sorted_codes + 64 * k;
-    const __m512i quarters[4] = {_mm512_loadu_si512(codes), _mm512_loadu_si512(codes + 16), _mm512_loadu_si512(codes + 32),
-                                 _mm512_loadu_si512(codes + 48)};
-    const __m256i half_low = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(quarters[0])),
-                                                     _mm512_cvtepi32_epi8(quarters[1]), 1);
-    const __m256i half_high = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(quarters[2])),
-                                                      _mm512_cvtepi32_epi8(quarters[3]), 1);
-    r.codes[k] = _mm512_inserti64x4(_mm512_castsi256_si512(half_low), half_high, 1);
-  }
+  keys::code_bytes<Levels>(table, r.codes);
 }
 
 // The level keys at positions 1 .. 2 * first_step - 1 (input_threshold_keys' layout), 0xFFFF at 0.
@@ -149,21 +131,11 @@ BITPARITY_KEYS_TARGET inline void levels_from(const LevelRegisters& r, __m512i (
   }
 }
 
-// The code bytes of 64 inputs from their two final positions (2^Levels + count; the code permutes
-// read the count from the low bits where Levels >= 6).
+// The code bytes of 64 inputs from their two final positions.
 template <int Levels>
 BITPARITY_KEYS_TARGET inline __m512i codes_of_positions(const LevelRegisters& r, __m512i low, __m512i high) {
-  __m512i index = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(low)), _mm512_cvtepi16_epi8(high), 1);
-  if constexpr (Levels < 6) index = _mm512_sub_epi8(index, _mm512_set1_epi8(static_cast<char>(1 << Levels)));
-  if constexpr (Levels <= 6) {  // counts below 64
-    return _mm512_permutexvar_epi8(index, r.codes[0]);
-  } else if constexpr (Levels == 7) {
-    return _mm512_permutex2var_epi8(r.codes[0], index, r.codes[1]);
-  } else {
-    const __m512i below_128 = _mm512_permutex2var_epi8(r.codes[0], index, r.codes[1]);
-    const __m512i from_128 = _mm512_permutex2var_epi8(r.codes[2], index, r.codes[3]);
-    return _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), below_128, from_128);
-  }
+  const __m512i index = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(low)), _mm512_cvtepi16_epi8(high), 1);
+  return keys::codes_of_positions<Levels>(r.codes, index);
 }
 
 // The codes of 32 * N inputs (N vectors of patterns, N even) as N / 2 vectors of bytes.
@@ -186,52 +158,30 @@ BITPARITY_KEYS_TARGET inline __m512i codes_of_64(const LevelRegisters& r, __m512
   return codes[0];
 }
 
-// Element 2k in the high nibble of byte k, element 2k+1 in the low one.
-BITPARITY_KEYS_TARGET inline __m256i nibble_pairs(__m512i code) {
-  return _mm512_cvtepi16_epi8(_mm512_or_si512(_mm512_slli_epi16(code, 4), _mm512_srli_epi16(code, 8)));
-}
-
-// Masked loads and stores only for a block's last, partial 64: on Zen 4 and 5 a masked store is
-// several times slower than a plain one.
 template <DType D, int Levels>
 BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, int bits_per_code, const std::uint16_t* in,
                                          std::int64_t count, std::uint8_t* codes) {
   LevelRegisters r;
   level_registers<D, Levels>(table, absmax, r);
   std::int64_t first = 0;
-  // Four vectors' searches interleaved per iteration (codes_of).
+  // Eight vectors' searches interleaved per iteration (codes_of).
   for (; first + 256 <= count; first += 256) {
     __m512i bits[8];
     for (int v = 0; v < 8; ++v) bits[v] = _mm512_loadu_si512(in + first + 32 * v);
     __m512i code[4];
     codes_of<Levels>(r, bits, code);
-    for (int v = 0; v < 4; ++v) {
-      if (bits_per_code == 8) {
-        _mm512_storeu_si512(codes + first + 64 * v, code[v]);
-      } else {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2 + 32 * v), nibble_pairs(code[v]));
-      }
-    }
+    for (int v = 0; v < 4; ++v) keys::store_codes(bits_per_code, codes, first + 64 * v, code[v]);
   }
   for (; first + 64 <= count; first += 64) {
-    const __m512i code = codes_of_64<Levels>(r, _mm512_loadu_si512(in + first), _mm512_loadu_si512(in + first + 32));
-    if (bits_per_code == 8) {
-      _mm512_storeu_si512(codes + first, code);
-    } else {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + first / 2), nibble_pairs(code));
-    }
+    keys::store_codes(bits_per_code, codes, first,
+                      codes_of_64<Levels>(r, _mm512_loadu_si512(in + first), _mm512_loadu_si512(in + first + 32)));
   }
   if (first == count) return;
   const int rest = static_cast<int>(count - first);
   const __mmask64 valid = (__mmask64{1} << rest) - 1u;
-  const __m512i code = _mm512_maskz_mov_epi8(
-      valid, codes_of_64<Levels>(r, _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid), in + first),
-                                 _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid >> 32), in + first + 32)));
-  if (bits_per_code == 8) {
-    _mm512_mask_storeu_epi8(codes + first, valid, code);
-  } else {  // a missing last element leaves its low nibble 0
-    _mm256_mask_storeu_epi8(codes + first / 2, static_cast<__mmask32>((__mmask64{1} << ((rest + 1) / 2)) - 1u), nibble_pairs(code));
-  }
+  keys::store_last_codes(bits_per_code, codes, first, rest,
+                         codes_of_64<Levels>(r, _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid), in + first),
+                                             _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid >> 32), in + first + 32)));
 }
 
 template <DType D>
