@@ -25,17 +25,7 @@ struct CodeBytes {
 
 template <int Levels>
 BITPARITY_KEYS_TARGET inline void code_bytes(const CodeTable& table, CodeBytes& r) {
-  constexpr int kCodeRegisters = ((1 << Levels) + 63) / 64;
-  for (int k = 0; k < kCodeRegisters; ++k) {
-    const auto* codes = table.sorted_codes + 64 * k;
-    const __m512i quarters[4] = {_mm512_loadu_si512(codes), _mm512_loadu_si512(codes + 16), _mm512_loadu_si512(codes + 32),
-                                 _mm512_loadu_si512(codes + 48)};
-    const __m256i half_low = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(quarters[0])),
-                                                     _mm512_cvtepi32_epi8(quarters[1]), 1);
-    const __m256i half_high = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(quarters[2])),
-                                                      _mm512_cvtepi32_epi8(quarters[3]), 1);
-    r.codes[k] = _mm512_inserti64x4(_mm512_castsi256_si512(half_low), half_high, 1);
-  }
+  for (int k = 0; k < ((1 << Levels) + 63) / 64; ++k) r.codes[k] = _mm512_loadu_si512(table.sorted_code_bytes + 64 * k);
 }
 
 // The codes of 64 searches from their final positions' low bytes (position = 2^Levels + count;

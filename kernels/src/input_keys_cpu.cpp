@@ -19,24 +19,21 @@ BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
   return _mm512_xor_si512(bits, _mm512_or_si512(_mm512_srai_epi16(bits, 15), _mm512_set1_epi16(static_cast<short>(0x8000))));
 }
 
-// input_threshold_key of level entries [first, first + 16). The key of a closed edge is the largest
-// D value at most the bound B = edge * absmax: B rounded toward -inf (exact in double; to fp32, then
-// to D: directed roundings compose, D's values being fp32 values). The key of an open edge is the
-// largest D value below B, the predecessor of B rounded toward +inf, which is -(-B rounded toward
-// -inf): the negated bound takes the same roundings, and negation and predecessor are ~key - 1 on
-// order keys. No test for exactness either way.
+// input_threshold_key of the level entries at search positions [first, first + 16). The key of a
+// closed edge is the largest D value at most the bound B = edge * absmax: B rounded toward -inf
+// (exact in double; to fp32, then to D: directed roundings compose, D's values being fp32 values).
+// The key of an open edge is the largest D value below B, the predecessor of B rounded toward +inf,
+// which is -(-B rounded toward -inf): the table holds open edges negated
+// (key_bounds_by_position), so one rounding serves both, and negation and predecessor are
+// ~key - 1 on order keys. No test for exactness either way.
 template <DType D>
 BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, int first, __m512d absmax) {
   constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-  const __mmask16 open = _mm_cmpeq_epi8_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table.level_edge_closed + first)),
-                                             _mm_setzero_si128());
-  const __m512d zero = _mm512_setzero_pd();
-  const __m512d bound_low = _mm512_mul_pd(_mm512_loadu_pd(table.level_edges + first), absmax);
-  const __m512d bound_high = _mm512_mul_pd(_mm512_loadu_pd(table.level_edges + first + 8), absmax);
-  const __m512d signed_low = _mm512_mask_sub_pd(bound_low, static_cast<__mmask8>(open), zero, bound_low);
-  const __m512d signed_high = _mm512_mask_sub_pd(bound_high, static_cast<__mmask8>(open >> 8), zero, bound_high);
-  const __m512 down = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(signed_low, kDown)),
-                                         _mm512_cvt_roundpd_ps(signed_high, kDown), 1);
+  const __mmask16 open = table.open_positions[first / 16];
+  const __m512d bound_low = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first), absmax);
+  const __m512d bound_high = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first + 8), absmax);
+  const __m512 down = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(bound_low, kDown)),
+                                         _mm512_cvt_roundpd_ps(bound_high, kDown), 1);
   __m256i narrow;
   if constexpr (D == DType::f16) {
     narrow = _mm512_cvtps_ph(down, _MM_FROUND_TO_NEG_INF);
@@ -66,22 +63,14 @@ struct LevelRegisters {
 template <DType D, int Levels>
 BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax, LevelRegisters& r) {
   const __m512d wide_absmax = _mm512_set1_pd(static_cast<double>(absmax));
-  constexpr int kEntries = (1 << Levels) - 1;
-  constexpr int kRegisters = (kEntries + 1 + 31) / 32;
-  // Word j of register k is entry 32k + j - 1: the previous register's last entry, then this one's.
-  alignas(64) static constexpr std::uint16_t kOneUp[32] = {31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-                                                           47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62};
-  const __m512i one_up = _mm512_load_si512(kOneUp);
-  __m512i previous = _mm512_set1_epi16(-1);
-  for (int k = 0; k < kRegisters; ++k) {
-    const __m256i low = threshold_keys_16<D>(table, 32 * k, wide_absmax);
-    const __m256i high = kEntries > 32 * k + 16 ? threshold_keys_16<D>(table, 32 * k + 16, wide_absmax) : _mm256_set1_epi16(-1);
-    const __m512i entries = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
-    r.level[k] = _mm512_permutex2var_epi16(previous, one_up, entries);
-    previous = entries;
-  }
-  // Entries past the levels (a 4-bit map's first register) are never compared: padding edges are
+  constexpr int kPositions = 1 << Levels;  // position 0 and the 2^Levels - 1 entries
+  // Positions past the levels (a 4-bit map's first register) are never compared: padding edges are
   // +inf, whose keys lie above every finite input.
+  for (int k = 0; k < (kPositions + 31) / 32; ++k) {
+    const __m256i low = threshold_keys_16<D>(table, 32 * k, wide_absmax);
+    const __m256i high = kPositions > 32 * k + 16 ? threshold_keys_16<D>(table, 32 * k + 16, wide_absmax) : _mm256_set1_epi16(-1);
+    r.level[k] = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+  }
   keys::code_bytes<Levels>(table, r.codes);
 }
 
@@ -89,13 +78,13 @@ BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax,
 template <DType D>
 BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, std::uint16_t* keys) {
   const __m512d wide_absmax = _mm512_set1_pd(static_cast<double>(absmax));
-  const int entries = 2 * table.first_step - 1;
+  const int positions = 2 * table.first_step;
   alignas(64) std::uint16_t computed[kLevelKeys];
-  for (int first = 0; first < entries; first += 16) {
+  for (int first = 0; first < positions; first += 16) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(computed + first), threshold_keys_16<D>(table, first, wide_absmax));
   }
   keys[0] = 0xFFFFu;
-  for (int i = 0; i < entries; ++i) keys[i + 1] = computed[i];
+  for (int i = 1; i < positions; ++i) keys[i] = computed[i];
 }
 
 // One level of count_below on 32 keys, the search's position p = 2^Level + (count >> (Levels - Level))

@@ -187,6 +187,13 @@ CodeTable build_table(const CodeMap& map) {
                                                  : (static_cast<double>(threshold) + static_cast<double>(above)) / 2.0;
     table.level_edge_closed[i] = (float_bits(threshold) & 1u) == 0u ? 1 : 0;
   }
+  table.key_bounds_by_position[0] = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 255; ++i) {
+    const bool open = table.level_edge_closed[i] == 0;
+    table.key_bounds_by_position[i + 1] = open ? -table.level_edges[i] : table.level_edges[i];
+    if (open) table.open_positions[(i + 1) / 16] |= static_cast<std::uint16_t>(1u << ((i + 1) % 16));
+  }
+  for (int i = 0; i < 256; ++i) table.sorted_code_bytes[i] = static_cast<std::uint8_t>(table.sorted_codes[i]);
   index_buckets(table, map.name);
   index_nearest(table);
   return table;

@@ -78,6 +78,13 @@ struct CodeTable {
   // comparing the inputs themselves turn these into thresholds on x (input_keys.hpp).
   double level_edges[256] = {};
   std::uint8_t level_edge_closed[256] = {};
+  // The same edges as the CPU's vector search on keys reads them (input_keys_cpu.cpp), by search
+  // position (entry i at position i + 1; position 0, never read, +inf): negated where open, so that
+  // one rounding toward -inf gives every key; which positions are open, 16 to a word; and
+  // sorted_codes as bytes.
+  double key_bounds_by_position[256] = {};
+  std::uint16_t open_positions[16] = {};
+  std::uint8_t sorted_code_bytes[256] = {};
 };
 
 // Views into the registry, valid for the life of the program.
