@@ -12,6 +12,7 @@
 #include "half_runs_cpu.hpp"
 #include "nearest_vector_cpu.hpp"
 #include "parallel_for.hpp"
+#include "state_values_cpu.hpp"
 
 namespace bitparity::cpu {
 
@@ -21,7 +22,8 @@ template <DType D>
 bool contiguous_block_of_dtype(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block) {
   bool flagged = false;
   with_optimizer_kind(p.base.kind, [&](auto kind) {
-    flagged = optim8_block_contiguous<decltype(kind)::value, D>(p, tables, block, DecideNearestVector{}, HalfRunsF16C{});
+    flagged = optim8_block_contiguous<decltype(kind)::value, D>(p, tables, block, DecideNearestVector{}, HalfRunsF16C{},
+                                                                StatesOfCodesVector{});
   });
   return flagged;
 }

@@ -194,6 +194,11 @@ CodeTable build_table(const CodeMap& map) {
     if (open) table.open_positions[(i + 1) / 16] |= static_cast<std::uint16_t>(1u << ((i + 1) % 16));
   }
   for (int i = 0; i < 256; ++i) table.sorted_code_bytes[i] = static_cast<std::uint8_t>(table.sorted_codes[i]);
+  for (int code = 0; code < 256; ++code) {
+    for (int plane = 0; plane < 4; ++plane) {
+      table.code_value_planes[plane][code] = static_cast<std::uint8_t>(float_bits(table.code_values[code]) >> (8 * plane));
+    }
+  }
   index_buckets(table, map.name);
   index_nearest(table);
   return table;

@@ -88,24 +88,33 @@ BP_HD void optim8_store_contiguous(const Optimizer8Params& p, const CodeTable* t
 
 constexpr std::int64_t kMaxOptim8Block = kLargestBlocksize;
 
-// The element pass of a contiguous block: parameter and gradient as fp32 in, the new parameter and
-// states into scratch arrays. Each restrict pointer is a parameter of this function, and none of the
+// The dequantized states of `count` codes of one block (dequantize_state of each). A launcher may
+// pass its own lookup (the CPU's byte permutes, where this loop gathers): it must give these values.
+struct StatesOfCodes {
+  BP_HD void operator()(const CodeTable& table, const std::uint8_t* __restrict codes, float absmax,
+                        float* __restrict out, std::int64_t count) const {
+    for (std::int64_t j = 0; j < count; ++j) out[j] = dequantize_state(table, codes[j], absmax);
+  }
+};
+
+// The element pass of a contiguous block: parameter and gradient as fp32 in, the dequantized states
+// in and out of the same scratch arrays (each element reads and writes only its own), the new
+// parameter into another. Each restrict pointer is a parameter of this function, and none of the
 // objects they reach is written through another name here, so restrict holds by the letter; the
 // parameter tensor is written only later, by the caller.
 template <OptimizerKind K>
-BP_HD void optim8_elements_contiguous(const StepScalars scalars, const CodeTable* tables, const std::uint8_t* const* codes,
-                                      const float* old_absmax, const float* __restrict param_values,
+BP_HD void optim8_elements_contiguous(const StepScalars scalars, const float* __restrict param_values,
                                       const float* __restrict grad_values, float* __restrict param_out,
-                                      float (*__restrict state_out)[kMaxOptim8Block], std::int64_t count) {
+                                      float (*__restrict state)[kMaxOptim8Block], std::int64_t count) {
   constexpr int states = state_count(K);
   for (std::int64_t j = 0; j < count; ++j) {
     ElementValues e;
     e.p = param_values[j];
     e.g = grad_values[j];
-    for (int k = 0; k < states; ++k) e.s[k] = dequantize_state(tables[k], codes[k][j], old_absmax[k]);
+    for (int k = 0; k < states; ++k) e.s[k] = state[k][j];
     optimizer_element_of<K>(scalars, e);
     param_out[j] = e.p;
-    for (int k = 0; k < states; ++k) state_out[k][j] = e.s[k];
+    for (int k = 0; k < states; ++k) state[k][j] = e.s[k];
   }
 }
 
@@ -114,10 +123,13 @@ BP_HD void optim8_elements_contiguous(const StepScalars scalars, const CodeTable
 // arrays first, so that every loop vectorizes (a store straight into a tensor could alias the code
 // tables the loops gather from). Returns whether a state of the block was not finite.
 // `decide` takes the nearest codes of the new states (DecideNearest, or a launcher's own), `halves`
-// widens and narrows f16 runs (HalfRunsByElement, or a launcher's own).
-template <OptimizerKind K, DType D, class Decide = DecideNearest, class HalfRuns = HalfRunsByElement>
+// widens and narrows f16 runs (HalfRunsByElement, or a launcher's own), `states_of` dequantizes the
+// old states (StatesOfCodes, or a launcher's own).
+template <OptimizerKind K, DType D, class Decide = DecideNearest, class HalfRuns = HalfRunsByElement,
+          class StatesOf = StatesOfCodes>
 BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block,
-                                   const Decide& decide = {}, const HalfRuns& halves = {}) {
+                                   const Decide& decide = {}, const HalfRuns& halves = {},
+                                   const StatesOf& states_of = {}) {
   constexpr int states = state_count(K);
   struct {
     float widened_param[kMaxOptim8Block];  // f16 and bf16 inputs as fp32
@@ -130,9 +142,6 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
   void* const param = p.base.param;
   const void* const grad = p.base.grad;
   const std::int64_t param_at = p.base.param_index.offset + begin, grad_at = p.base.grad_index.offset + begin;
-  float old_absmax[3] = {0, 0, 0};
-  for (int k = 0; k < states; ++k) old_absmax[k] = p.absmax[k][block];
-  const std::uint8_t* codes[3] = {p.codes[0] + begin, p.codes[1] + begin, p.codes[2] + begin};
   // f16 and bf16 are widened into the scratch first: GCC 12 vectorizes the widening and the step
   // apart, but gives up on some optimizers' loops (SGD) with both in one.
   const float* param_values = scratch.widened_param;
@@ -146,8 +155,8 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
   }
   // The scalars go by value: the body reads some under a condition, and loads from the parameters
   // under a condition are not hoisted out of the loop (they would keep it scalar).
-  optim8_elements_contiguous<K>(p.base.s, tables, codes, old_absmax, param_values, grad_values, scratch.param, scratch.state,
-                                count);
+  for (int k = 0; k < states; ++k) states_of(tables[k], p.codes[k] + begin, p.absmax[k][block], scratch.state[k], count);
+  optim8_elements_contiguous<K>(p.base.s, param_values, grad_values, scratch.param, scratch.state, count);
   bool any_nonfinite = false;
   for (int k = 0; k < states; ++k) {
     const BlockScan scan = scan_contiguous<DType::f32>(scratch.state[k], 0, 0, count);

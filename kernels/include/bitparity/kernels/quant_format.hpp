@@ -85,6 +85,10 @@ struct CodeTable {
   double key_bounds_by_position[256] = {};
   std::uint16_t open_positions[16] = {};
   std::uint8_t sorted_code_bytes[256] = {};
+  // code_values as four byte planes (plane b holds byte b of each value, little-endian): the CPU's
+  // 8-bit step looks its states up with byte permutes (state_values_cpu.cpp), which have no fp32
+  // form over 256 entries.
+  std::uint8_t code_value_planes[4][256] = {};
 };
 
 // Views into the registry, valid for the life of the program.

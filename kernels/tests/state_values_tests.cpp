@@ -1,0 +1,56 @@
+// The CPU 8-bit step's old states looked up by byte permutes (state_values_cpu.hpp) against the
+// body's loop (StatesOfCodes): every code of every 8-bit map, at absmaxes across fp32's range, in
+// runs that leave a tail for the body.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "bitparity/kernels/optim8_body.hpp"
+#include "state_values_cpu.hpp"
+
+namespace bitparity {
+namespace {
+
+TEST(StateValues, ByteLookupGivesTheBodysStatesForEveryCode) {
+  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU: the launcher keeps the body's loop";
+  std::vector<float> absmaxes = {1.0f, 3.0f, 0x1p-149f, 0x1p-126f, 0x1.fffffep127f, 0.0f,
+                                 std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<std::uint32_t> finite_bits(1u, 0x7F7FFFFFu);
+  for (int i = 0; i < 200; ++i) absmaxes.push_back(float_from_bits(finite_bits(rng)));
+  // Every code in each of four orders (ascending, descending, and two shuffles), then 37 more: the
+  // vector part covers whole 64s, the body the tail.
+  std::vector<std::uint8_t> codes;
+  for (int c = 0; c < 256; ++c) codes.push_back(static_cast<std::uint8_t>(c));
+  for (int c = 255; c >= 0; --c) codes.push_back(static_cast<std::uint8_t>(c));
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::uint8_t> shuffled(codes.begin(), codes.begin() + 256);
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    codes.insert(codes.end(), shuffled.begin(), shuffled.end());
+  }
+  for (int c = 0; c < 37; ++c) codes.push_back(static_cast<std::uint8_t>(c * 7));
+  const auto count = static_cast<std::int64_t>(codes.size());
+  int tables = 0;
+  for (const auto& info : quant_formats()) {
+    if (info.bits != 8) continue;
+    ++tables;
+    const CodeTable& table = code_table(info.format);
+    for (const float absmax : absmaxes) {
+      std::vector<float> expected(codes.size()), got(codes.size(), -1.0f);
+      StatesOfCodes{}(table, codes.data(), absmax, expected.data(), count);
+      cpu::StatesOfCodesVector{}(table, codes.data(), absmax, got.data(), count);
+      ASSERT_EQ(cpu::states_of_codes_avx512(table, codes.data(), absmax, got.data(), count), count - count % 64);
+      for (std::size_t j = 0; j < codes.size(); ++j) {
+        ASSERT_EQ(float_bits(got[j]), float_bits(expected[j]))
+            << info.name << " absmax " << std::hexfloat << absmax << " code " << std::dec << int{codes[j]} << " at " << j;
+      }
+    }
+  }
+  EXPECT_GE(tables, 4);
+}
+
+}  // namespace
+}  // namespace bitparity
