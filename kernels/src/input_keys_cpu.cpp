@@ -25,15 +25,29 @@ BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
 // The key of an open edge is the largest D value below B, the predecessor of B rounded toward +inf,
 // which is -(-B rounded toward -inf): the table holds open edges negated
 // (key_bounds_by_position), so one rounding serves both, and negation and predecessor are
-// ~key - 1 on order keys. No test for exactness either way.
-template <DType D>
-BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, int first, __m512d absmax) {
+// ~key - 1 on order keys. No test for exactness either way. Where the block allows (BoundsInFp32:
+// absmax * smallest_half_gap >= 2^-126), the bound is the fp32 fma threshold * absmax + half_gap *
+// absmax rounded once toward -inf, the last product being exact: the same fp32 value as the double's
+// rounding, in half the lanes' work.
+struct BlockScale {
+  __m512d wide;
+  __m512 narrow;
+};
+
+template <DType D, bool BoundsInFp32>
+BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, int first, const BlockScale& absmax) {
   constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
   const __mmask16 open = table.open_positions[first / 16];
-  const __m512d bound_low = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first), absmax);
-  const __m512d bound_high = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first + 8), absmax);
-  const __m512 down = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(bound_low, kDown)),
-                                         _mm512_cvt_roundpd_ps(bound_high, kDown), 1);
+  __m512 down;
+  if constexpr (BoundsInFp32) {
+    const __m512 half_gap = _mm512_mul_ps(_mm512_loadu_ps(table.key_half_gaps_by_position + first), absmax.narrow);
+    down = _mm512_fmadd_round_ps(_mm512_loadu_ps(table.key_thresholds_by_position + first), absmax.narrow, half_gap, kDown);
+  } else {
+    const __m512d bound_low = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first), absmax.wide);
+    const __m512d bound_high = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first + 8), absmax.wide);
+    down = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(bound_low, kDown)),
+                              _mm512_cvt_roundpd_ps(bound_high, kDown), 1);
+  }
   __m256i narrow;
   if constexpr (D == DType::f16) {
     narrow = _mm512_cvtps_ph(down, _MM_FROUND_TO_NEG_INF);
@@ -60,31 +74,54 @@ struct LevelRegisters {
   CodeBytes codes;
 };
 
-template <DType D, int Levels>
-BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax, LevelRegisters& r) {
-  const __m512d wide_absmax = _mm512_set1_pd(static_cast<double>(absmax));
+template <DType D, int Levels, bool BoundsInFp32>
+BITPARITY_KEYS_TARGET void level_registers_of(const CodeTable& table, const BlockScale& absmax, LevelRegisters& r) {
   constexpr int kPositions = 1 << Levels;  // position 0 and the 2^Levels - 1 entries
   // Positions past the levels (a 4-bit map's first register) are never compared: padding edges are
   // +inf, whose keys lie above every finite input.
   for (int k = 0; k < (kPositions + 31) / 32; ++k) {
-    const __m256i low = threshold_keys_16<D>(table, 32 * k, wide_absmax);
-    const __m256i high = kPositions > 32 * k + 16 ? threshold_keys_16<D>(table, 32 * k + 16, wide_absmax) : _mm256_set1_epi16(-1);
+    const __m256i low = threshold_keys_16<D, BoundsInFp32>(table, 32 * k, absmax);
+    const __m256i high = kPositions > 32 * k + 16 ? threshold_keys_16<D, BoundsInFp32>(table, 32 * k + 16, absmax)
+                                                  : _mm256_set1_epi16(-1);
     r.level[k] = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+  }
+}
+
+BITPARITY_KEYS_TARGET inline bool bounds_in_fp32(const CodeTable& table, float absmax) {
+  return static_cast<double>(absmax) * static_cast<double>(table.smallest_half_gap) >= 0x1p-126;
+}
+
+template <DType D, int Levels>
+BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax, LevelRegisters& r) {
+  const BlockScale scale{_mm512_set1_pd(static_cast<double>(absmax)), _mm512_set1_ps(absmax)};
+  if (bounds_in_fp32(table, absmax)) {
+    level_registers_of<D, Levels, true>(table, scale, r);
+  } else {
+    level_registers_of<D, Levels, false>(table, scale, r);
   }
   keys::code_bytes<Levels>(table, r.codes);
 }
 
 // The level keys at positions 1 .. 2 * first_step - 1 (input_threshold_keys' layout), 0xFFFF at 0.
-template <DType D>
-BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, std::uint16_t* keys) {
-  const __m512d wide_absmax = _mm512_set1_pd(static_cast<double>(absmax));
+template <DType D, bool BoundsInFp32>
+BITPARITY_KEYS_TARGET void threshold_keys_of(const CodeTable& table, float absmax, std::uint16_t* keys) {
+  const BlockScale scale{_mm512_set1_pd(static_cast<double>(absmax)), _mm512_set1_ps(absmax)};
   const int positions = 2 * table.first_step;
   alignas(64) std::uint16_t computed[kLevelKeys];
   for (int first = 0; first < positions; first += 16) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(computed + first), threshold_keys_16<D>(table, first, wide_absmax));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(computed + first), threshold_keys_16<D, BoundsInFp32>(table, first, scale));
   }
   keys[0] = 0xFFFFu;
   for (int i = 1; i < positions; ++i) keys[i] = computed[i];
+}
+
+template <DType D>
+BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, std::uint16_t* keys) {
+  if (bounds_in_fp32(table, absmax)) {
+    threshold_keys_of<D, true>(table, absmax, keys);
+  } else {
+    threshold_keys_of<D, false>(table, absmax, keys);
+  }
 }
 
 // One level of count_below on 32 keys, the search's position p = 2^Level + (count >> (Levels - Level))

@@ -188,11 +188,23 @@ CodeTable build_table(const CodeMap& map) {
     table.level_edge_closed[i] = (float_bits(threshold) & 1u) == 0u ? 1 : 0;
   }
   table.key_bounds_by_position[0] = std::numeric_limits<double>::infinity();
+  table.key_thresholds_by_position[0] = std::numeric_limits<float>::infinity();
+  double smallest_half_gap = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 255; ++i) {
     const bool open = table.level_edge_closed[i] == 0;
-    table.key_bounds_by_position[i + 1] = open ? -table.level_edges[i] : table.level_edges[i];
+    const double sign = open ? -1.0 : 1.0;
+    table.key_bounds_by_position[i + 1] = sign * table.level_edges[i];
     if (open) table.open_positions[(i + 1) / 16] |= static_cast<std::uint16_t>(1u << ((i + 1) % 16));
+    const float threshold = i < at ? table.thresholds_by_level[i] : std::numeric_limits<float>::infinity();
+    const double half_gap = std::isinf(threshold) ? 0.0 : table.level_edges[i] - static_cast<double>(threshold);
+    table.key_thresholds_by_position[i + 1] = static_cast<float>(sign) * threshold;
+    table.key_half_gaps_by_position[i + 1] = static_cast<float>(sign * half_gap);
+    if (half_gap > 0) smallest_half_gap = std::min(smallest_half_gap, half_gap);
+    // A half gap of 1 or more (|threshold| >= 2^24) could overflow when multiplied by an absmax.
+    if (half_gap >= 1.0) smallest_half_gap = 0.0;
   }
+  // A half gap below 2^-149 is no fp32 value (a threshold of magnitude at most 2^-125 has one).
+  table.smallest_half_gap = smallest_half_gap >= 0x1p-149 && !std::isinf(smallest_half_gap) ? static_cast<float>(smallest_half_gap) : 0.0f;
   for (int i = 0; i < 256; ++i) table.sorted_code_bytes[i] = static_cast<std::uint8_t>(table.sorted_codes[i]);
   for (int code = 0; code < 256; ++code) {
     for (int plane = 0; plane < 4; ++plane) {

@@ -84,6 +84,14 @@ struct CodeTable {
   // sorted_codes as bytes.
   double key_bounds_by_position[256] = {};
   std::uint16_t open_positions[16] = {};
+  // The same bounds in fp32 parts, edge = threshold + half_gap (the half gap to the next fp32 value
+  // above, a power of two; 0 at the +inf padding), negated alike where open: the bound rounded toward
+  // -inf is then one fp32 fma of threshold * absmax + half_gap * absmax, where that last product is
+  // exact (at least 2^-126: absmax * smallest_half_gap). smallest_half_gap is 0 where some half gap
+  // is below fp32's range (thresholds of at most 2^-126 in magnitude): keys then take the doubles.
+  float key_thresholds_by_position[256] = {};
+  float key_half_gaps_by_position[256] = {};
+  float smallest_half_gap = 0;
   std::uint8_t sorted_code_bytes[256] = {};
   // code_values as four byte planes (plane b holds byte b of each value, little-endian): the CPU's
   // 8-bit step looks its states up with byte permutes (state_values_cpu.cpp), which have no fp32
