@@ -257,6 +257,7 @@ bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std
   if (!cpu_has_avx512vbmi() || !p.input_index.contiguous || p.rounding.enabled) return false;
   if (p.input_dtype == DType::f16) return quantize_block_by_keys_of<DType::f16>(table, p, block);
   if (p.input_dtype == DType::bf16) return quantize_block_by_keys_of<DType::bf16>(table, p, block);
+  if (p.input_dtype == DType::f32) return quantize_f32_block_by_keys_avx512(table, p, block);
   return false;
 }
 

@@ -12,7 +12,7 @@
 
 namespace bitparity::cpu {
 
-// Quantizes block `block` of a contiguous f16 or bf16 input with nearest rounding: absmax, flag and
+// Quantizes block `block` of a contiguous f16, bf16 or fp32 input with nearest rounding: absmax, flag and
 // codes. Returns false, having written nothing, where it does not apply and the body must: a block
 // with NaN, infinity or only zeros, one shorter than 2 * first_step (where computing the keys costs
 // more than it saves), another dtype, or a CPU without AVX-512 VBMI.
@@ -20,5 +20,10 @@ bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std
 
 // The level keys of a block (input_threshold_keys) computed in vector lanes; for tests.
 bool input_threshold_keys_vector(const CodeTable& table, DType dtype, float absmax, std::uint16_t* keys);
+
+// fp32 blocks (input_keys_f32_cpu.cpp): the same with 32-bit keys, 16 per vector. Called by
+// quantize_block_by_keys; the keys of a block in vector lanes for tests (input_threshold_keys_f32).
+bool quantize_f32_block_by_keys_avx512(const CodeTable& table, const QuantizeParams& p, std::int64_t block);
+bool input_threshold_keys_f32_vector(const CodeTable& table, float absmax, std::uint32_t* keys);
 
 }  // namespace bitparity::cpu

@@ -27,11 +27,12 @@ BITPARITY_CPU_CLONES void dequantize_block_bf16(const CodeTable& table, const De
                                 OutputsOfCodesVector{});
 }
 
+// Blocks go to the decision on keys where the CPU has it (input_keys_cpu.hpp), which hands back the
+// blocks it does not take.
 BITPARITY_CPU_CLONES void quantize_block_f32(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  if (quantize_block_by_keys(table, p, block)) return;
   quantize_block<DType::f32>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
-// 16-bit blocks go to the decision on keys where the CPU has it (input_keys_cpu.hpp), which hands
-// back the blocks it does not take.
 BITPARITY_CPU_CLONES void quantize_block_f16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
   if (quantize_block_by_keys(table, p, block)) return;
   quantize_block<DType::f16>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});

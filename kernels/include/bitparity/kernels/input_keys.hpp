@@ -68,4 +68,38 @@ BP_HD int sorted_index_by_keys(const std::uint16_t* keys, int first_step, std::u
   return count;
 }
 
+// fp32 inputs (input_keys_f32_cpu.cpp) take the same boundaries, as 32-bit keys: the pattern as a key
+// that orders as its value (positive above negative, -0 just below +0, NaN beyond the infinities).
+BP_HD std::uint32_t f32_order_key(std::uint32_t bits) { return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u; }
+
+BP_HD std::uint32_t f32_bits_of_key(std::uint32_t key) { return (key & 0x80000000u) != 0 ? key & 0x7FFFFFFFu : ~key; }
+
+// Level entry i as a key on fp32 inputs: the largest x below edge * absmax, or equal to it where the
+// edge is closed. The bound is exact in double; its nearest fp32 value, one key lower where that lies
+// above it (past FLT_MAX the nearest is infinity), then one lower again where it equals an open edge.
+BP_HD std::uint32_t input_threshold_key_f32(const CodeTable& table, int i, float absmax) {
+  const double bound = table.level_edges[i] * static_cast<double>(absmax);
+  const float nearest = static_cast<float>(bound);
+  std::uint32_t key = f32_order_key(float_bits(nearest));
+  if (static_cast<double>(nearest) > bound) --key;
+  const bool excluded = table.level_edge_closed[i] == 0 && static_cast<double>(float_from_bits(f32_bits_of_key(key))) == bound;
+  return excluded ? key - 1u : key;
+}
+
+// The level keys of a block for fp32 inputs, in input_threshold_keys' layout.
+BP_HD void input_threshold_keys_f32(const CodeTable& table, float absmax, std::uint32_t* keys) {
+  keys[0] = 0xFFFFFFFFu;
+  const int entries = 2 * table.first_step - 1;
+  for (int i = 0; i < kLevelKeys - 1; ++i) keys[i + 1] = i < entries ? input_threshold_key_f32(table, i, absmax) : 0xFFFFFFFFu;
+}
+
+// sorted_index_by_keys on 32-bit keys.
+BP_HD int sorted_index_by_keys_f32(const std::uint32_t* keys, int first_step, std::uint32_t key) {
+  int count = 0;
+  for (int level = 0, step = first_step; step > 0; ++level, step >>= 1) {
+    count += keys[(1 << level) + count / (2 * step)] < key ? step : 0;
+  }
+  return count;
+}
+
 }  // namespace bitparity

@@ -1,0 +1,223 @@
+// The CPU launcher's nearest codes of contiguous fp32 blocks decided on the inputs themselves
+// (input_keys.hpp): the block's thresholds become 32-bit keys once, and count_below's search runs on
+// 16 keys per vector, each candidate picked by a permute from registers. No division per element,
+// and no gather of the finer index the fp32 path loads for every 16 elements.
+#include "bitparity/kernels/input_keys.hpp"
+#include "input_keys_avx512.hpp"
+#include "input_keys_cpu.hpp"
+
+namespace bitparity::cpu {
+
+#if defined(BITPARITY_AVX512_KEYS)
+
+namespace {
+
+using keys::CodeBytes;
+
+BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
+  return _mm512_xor_si512(bits, _mm512_or_si512(_mm512_srai_epi32(bits, 31), _mm512_set1_epi32(INT32_MIN)));
+}
+
+// The keys of the level entries at search positions [first, first + 16) for fp32 inputs, as
+// input_keys_cpu.cpp's threshold_keys_16 without the narrowing: RD32 of the bound (negated where the
+// edge is open, then ~key - 1), from one fp32 fma where the block allows, else from the double.
+template <bool BoundsInFp32>
+BITPARITY_KEYS_TARGET inline __m512i threshold_keys_of_16(const CodeTable& table, int first, __m512d wide, __m512 narrow) {
+  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const __mmask16 open = table.open_positions[first / 16];
+  __m512 down;
+  if constexpr (BoundsInFp32) {
+    const __m512 half_gap = _mm512_mul_ps(_mm512_loadu_ps(table.key_half_gaps_by_position + first), narrow);
+    down = _mm512_fmadd_round_ps(_mm512_loadu_ps(table.key_thresholds_by_position + first), narrow, half_gap, kDown);
+  } else {
+    const __m512d bound_low = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first), wide);
+    const __m512d bound_high = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first + 8), wide);
+    down = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(bound_low, kDown)),
+                              _mm512_cvt_roundpd_ps(bound_high, kDown), 1);
+  }
+  const __m512i key = order_keys(_mm512_castps_si512(down));
+  const __m512i all = _mm512_set1_epi32(-1);
+  return _mm512_mask_add_epi32(key, open, _mm512_xor_si512(key, all), all);
+}
+
+// The level keys in registers by search position, 16 per register: positions 0-15 (levels 0-3),
+// 16-31 (4), 32-63 (5), 64-127 (6), 128-255 (7).
+struct LevelRegisters {
+  __m512i level[16];
+  CodeBytes codes;
+};
+
+BITPARITY_KEYS_TARGET inline bool bounds_in_fp32(const CodeTable& table, float absmax) {
+  return static_cast<double>(absmax) * static_cast<double>(table.smallest_half_gap) >= 0x1p-126;
+}
+
+template <int Levels, bool BoundsInFp32>
+BITPARITY_KEYS_TARGET void level_registers_of(const CodeTable& table, float absmax, LevelRegisters& r) {
+  const __m512d wide = _mm512_set1_pd(static_cast<double>(absmax));
+  const __m512 narrow = _mm512_set1_ps(absmax);
+  // Positions past the levels (padding edges, +inf) lie above every finite input's key.
+  for (int k = 0; k < ((1 << Levels) + 15) / 16; ++k) r.level[k] = threshold_keys_of_16<BoundsInFp32>(table, 16 * k, wide, narrow);
+}
+
+template <int Levels>
+BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax, LevelRegisters& r) {
+  if (bounds_in_fp32(table, absmax)) {
+    level_registers_of<Levels, true>(table, absmax, r);
+  } else {
+    level_registers_of<Levels, false>(table, absmax, r);
+  }
+  keys::code_bytes<Levels>(table, r.codes);
+}
+
+// One level of count_below on 16 keys (input_keys_cpu.cpp's level_step on 32-bit lanes): the
+// candidate at position p, and p becomes 2p, plus one where the candidate is below the key. With
+// eight vectors interleaved the compare into a mask measured faster here than the borrow of
+// candidate - key by ternary logic.
+template <int Level>
+BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i position, __m512i key) {
+  __m512i candidate;
+  if constexpr (Level <= 3) {  // positions 1-15
+    candidate = _mm512_permutexvar_epi32(position, r.level[0]);
+  } else if constexpr (Level == 4) {  // 16-31: the permute reads the low four bits
+    candidate = _mm512_permutexvar_epi32(position, r.level[1]);
+  } else if constexpr (Level == 5) {  // 32-63: the low five
+    candidate = _mm512_permutex2var_epi32(r.level[2], position, r.level[3]);
+  } else if constexpr (Level == 6) {  // 64-127: bit 5 picks the pair
+    candidate = _mm512_mask_blend_epi32(_mm512_test_epi32_mask(position, _mm512_set1_epi32(32)),
+                                        _mm512_permutex2var_epi32(r.level[4], position, r.level[5]),
+                                        _mm512_permutex2var_epi32(r.level[6], position, r.level[7]));
+  } else {  // 128-255: bits 5 and 6 pick one of four pairs
+    const __mmask16 bit5 = _mm512_test_epi32_mask(position, _mm512_set1_epi32(32));
+    const __m512i low = _mm512_mask_blend_epi32(bit5, _mm512_permutex2var_epi32(r.level[8], position, r.level[9]),
+                                                _mm512_permutex2var_epi32(r.level[10], position, r.level[11]));
+    const __m512i high = _mm512_mask_blend_epi32(bit5, _mm512_permutex2var_epi32(r.level[12], position, r.level[13]),
+                                                 _mm512_permutex2var_epi32(r.level[14], position, r.level[15]));
+    candidate = _mm512_mask_blend_epi32(_mm512_test_epi32_mask(position, _mm512_set1_epi32(64)), low, high);
+  }
+  // (~c & k) | (~(c ^ k) & (c - k)): the borrow of c - k in bit 31 (Hacker's Delight, 2-12).
+  const __m512i doubled = _mm512_add_epi32(position, position);
+  return _mm512_mask_sub_epi32(doubled, _mm512_cmplt_epu32_mask(candidate, key), doubled, _mm512_set1_epi32(-1));
+}
+
+template <int Level, int Levels, int N>
+BITPARITY_KEYS_TARGET inline void levels_from(const LevelRegisters& r, __m512i (&position)[N], const __m512i (&key)[N]) {
+  if constexpr (Level < Levels) {
+    for (int v = 0; v < N; ++v) position[v] = level_step<Level>(r, position[v], key[v]);
+    levels_from<Level + 1, Levels>(r, position, key);
+  }
+}
+
+// The codes of 16 * N inputs (N a multiple of 4) as N / 4 vectors of bytes, the searches of the N
+// vectors interleaved: each level waits on the last.
+template <int Levels, int N>
+BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512i (&bits)[N], __m512i (&codes)[N / 4]) {
+  __m512i key[N], position[N];
+  for (int v = 0; v < N; ++v) {
+    key[v] = order_keys(bits[v]);
+    position[v] = _mm512_set1_epi32(1);
+  }
+  levels_from<0, Levels>(r, position, key);
+  for (int v = 0; v < N / 4; ++v) {
+    const __m256i low = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(position[4 * v])),
+                                                _mm512_cvtepi32_epi8(position[4 * v + 1]), 1);
+    const __m256i high = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(position[4 * v + 2])),
+                                                 _mm512_cvtepi32_epi8(position[4 * v + 3]), 1);
+    codes[v] = keys::codes_of_positions<Levels>(r.codes, _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1));
+  }
+}
+
+template <int Levels>
+BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, int bits_per_code, const float* in,
+                                         std::int64_t count, std::uint8_t* codes) {
+  LevelRegisters r;
+  level_registers<Levels>(table, absmax, r);
+  std::int64_t first = 0;
+  for (; first + 128 <= count; first += 128) {
+    __m512i bits[8];
+    for (int v = 0; v < 8; ++v) bits[v] = _mm512_loadu_si512(in + first + 16 * v);
+    __m512i code[2];
+    codes_of<Levels>(r, bits, code);
+    keys::store_codes(bits_per_code, codes, first, code[0]);
+    keys::store_codes(bits_per_code, codes, first + 64, code[1]);
+  }
+  for (; first < count; first += 64) {
+    const int rest = count - first < 64 ? static_cast<int>(count - first) : 64;
+    __m512i bits[4];
+    for (int v = 0; v < 4; ++v) {
+      const int lanes = rest - 16 * v < 0 ? 0 : (rest - 16 * v > 16 ? 16 : rest - 16 * v);
+      bits[v] = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << lanes) - 1u), in + first + 16 * v);
+    }
+    __m512i code[1];
+    codes_of<Levels>(r, bits, code);
+    if (rest == 64) {
+      keys::store_codes(bits_per_code, codes, first, code[0]);
+    } else {
+      keys::store_last_codes(bits_per_code, codes, first, rest, code[0]);
+    }
+  }
+}
+
+BITPARITY_KEYS_TARGET bool quantize_f32_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  const std::int64_t begin = block_begin(block, p.blocksize);
+  const std::int64_t end = block_end(block, p.blocksize, p.numel);
+  if (table.bits == 4 && begin % 2 != 0) return false;
+  if (end - begin < 2 * table.first_step) return false;  // as input_keys_cpu.cpp
+  const float* in = static_cast<const float*>(p.input) + p.input_index.offset + begin;
+  const std::int64_t count = end - begin;
+  // The largest magnitude pattern: the absmax, or a NaN or infinity (the body's path takes those).
+  const __m512i magnitude_bits = _mm512_set1_epi32(0x7FFFFFFF);
+  __m512i largest = _mm512_setzero_si512();
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) largest = _mm512_max_epu32(largest, _mm512_and_si512(_mm512_loadu_si512(in + i), magnitude_bits));
+  if (i < count) {
+    const __m512i tail = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << (count - i)) - 1u), in + i);
+    largest = _mm512_max_epu32(largest, _mm512_and_si512(tail, magnitude_bits));
+  }
+  const auto magnitude = static_cast<std::uint32_t>(_mm512_reduce_max_epu32(largest));
+  if (magnitude == 0 || magnitude >= 0x7F800000u) return false;
+  const float absmax = finish_block(p, block, BlockScan{float_from_bits(magnitude), false});
+
+  std::uint8_t* const codes = p.codes + (table.bits == 8 ? begin : begin / 2);
+  switch (table.first_step) {
+    case 1: codes_by_keys<1>(table, absmax, table.bits, in, count, codes); break;
+    case 2: codes_by_keys<2>(table, absmax, table.bits, in, count, codes); break;
+    case 4: codes_by_keys<3>(table, absmax, table.bits, in, count, codes); break;
+    case 8: codes_by_keys<4>(table, absmax, table.bits, in, count, codes); break;
+    case 16: codes_by_keys<5>(table, absmax, table.bits, in, count, codes); break;
+    case 32: codes_by_keys<6>(table, absmax, table.bits, in, count, codes); break;
+    case 64: codes_by_keys<7>(table, absmax, table.bits, in, count, codes); break;
+    default: codes_by_keys<8>(table, absmax, table.bits, in, count, codes); break;
+  }
+  return true;
+}
+
+// The level keys at positions 1 .. 2 * first_step - 1 (input_threshold_keys' layout), the rest
+// 0xFFFFFFFF.
+BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, std::uint32_t* keys) {
+  LevelRegisters r;
+  level_registers<8>(table, absmax, r);
+  alignas(64) std::uint32_t computed[kLevelKeys];
+  for (int k = 0; k < 16; ++k) _mm512_store_si512(computed + 16 * k, r.level[k]);
+  for (int i = 0; i < kLevelKeys; ++i) keys[i] = i > 0 && i < 2 * table.first_step ? computed[i] : 0xFFFFFFFFu;
+}
+
+}  // namespace
+
+bool quantize_f32_block_by_keys_avx512(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+  return quantize_f32_block_by_keys(table, p, block);
+}
+
+bool input_threshold_keys_f32_vector(const CodeTable& table, float absmax, std::uint32_t* keys) {
+  if (!cpu_has_avx512vbmi()) return false;
+  threshold_keys(table, absmax, keys);
+  return true;
+}
+
+#else
+
+bool quantize_f32_block_by_keys_avx512(const CodeTable&, const QuantizeParams&, std::int64_t) { return false; }
+bool input_threshold_keys_f32_vector(const CodeTable&, float, std::uint32_t*) { return false; }
+
+#endif
+
+}  // namespace bitparity::cpu
