@@ -7,6 +7,7 @@
 // same count, so the same codes: input_keys_tests compares it with the scalar body on every 16-bit
 // pattern, P2 with the strided path.
 #include <cstdint>
+#include "bitparity/kernels/optim8_body.hpp"
 #include "bitparity/kernels/quant_body.hpp"
 #include "cpu_features.hpp"
 
@@ -25,5 +26,21 @@ bool input_threshold_keys_vector(const CodeTable& table, DType dtype, float absm
 // quantize_block_by_keys; the keys of a block in vector lanes for tests (input_threshold_keys_f32).
 bool quantize_f32_block_by_keys_avx512(const CodeTable& table, const QuantizeParams& p, std::int64_t block);
 bool input_threshold_keys_f32_vector(const CodeTable& table, float absmax, std::uint32_t* keys);
+
+// The nearest 8-bit codes of `count` fp32 values against a given absmax (> 0, finite; every
+// |value| at most it), as quantize_contiguous gives them: the 8-bit step's requantization. False,
+// having written nothing, where it does not apply (no VBMI, a 4-bit map, fewer than 2 * first_step
+// values, another absmax).
+bool codes_of_f32_by_keys(const CodeTable& table, const float* values, float absmax, std::uint8_t* codes,
+                          std::int64_t count);
+
+// The 8-bit step's requantization (optim8_body.hpp, RequantizeStates) by keys where it applies.
+struct RequantizeStatesByKeys {
+  template <class Decide>
+  void operator()(const CodeTable& table, const float* states, float absmax, std::uint8_t* out, std::int64_t count,
+                  const Decide& decide) const {
+    if (!codes_of_f32_by_keys(table, states, absmax, out, count)) RequantizeStates{}(table, states, absmax, out, count, decide);
+  }
+};
 
 }  // namespace bitparity::cpu

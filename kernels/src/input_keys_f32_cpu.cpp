@@ -6,6 +6,8 @@
 #include "input_keys_avx512.hpp"
 #include "input_keys_cpu.hpp"
 
+#include <limits>
+
 namespace bitparity::cpu {
 
 #if defined(BITPARITY_AVX512_KEYS)
@@ -157,6 +159,20 @@ BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, i
   }
 }
 
+BITPARITY_KEYS_TARGET void codes_of_block(const CodeTable& table, float absmax, const float* in, std::int64_t count,
+                                          std::uint8_t* codes) {
+  switch (table.first_step) {
+    case 1: codes_by_keys<1>(table, absmax, table.bits, in, count, codes); break;
+    case 2: codes_by_keys<2>(table, absmax, table.bits, in, count, codes); break;
+    case 4: codes_by_keys<3>(table, absmax, table.bits, in, count, codes); break;
+    case 8: codes_by_keys<4>(table, absmax, table.bits, in, count, codes); break;
+    case 16: codes_by_keys<5>(table, absmax, table.bits, in, count, codes); break;
+    case 32: codes_by_keys<6>(table, absmax, table.bits, in, count, codes); break;
+    case 64: codes_by_keys<7>(table, absmax, table.bits, in, count, codes); break;
+    default: codes_by_keys<8>(table, absmax, table.bits, in, count, codes); break;
+  }
+}
+
 BITPARITY_KEYS_TARGET bool quantize_f32_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
@@ -177,17 +193,7 @@ BITPARITY_KEYS_TARGET bool quantize_f32_block_by_keys(const CodeTable& table, co
   if (magnitude == 0 || magnitude >= 0x7F800000u) return false;
   const float absmax = finish_block(p, block, BlockScan{float_from_bits(magnitude), false});
 
-  std::uint8_t* const codes = p.codes + (table.bits == 8 ? begin : begin / 2);
-  switch (table.first_step) {
-    case 1: codes_by_keys<1>(table, absmax, table.bits, in, count, codes); break;
-    case 2: codes_by_keys<2>(table, absmax, table.bits, in, count, codes); break;
-    case 4: codes_by_keys<3>(table, absmax, table.bits, in, count, codes); break;
-    case 8: codes_by_keys<4>(table, absmax, table.bits, in, count, codes); break;
-    case 16: codes_by_keys<5>(table, absmax, table.bits, in, count, codes); break;
-    case 32: codes_by_keys<6>(table, absmax, table.bits, in, count, codes); break;
-    case 64: codes_by_keys<7>(table, absmax, table.bits, in, count, codes); break;
-    default: codes_by_keys<8>(table, absmax, table.bits, in, count, codes); break;
-  }
+  codes_of_block(table, absmax, in, count, p.codes + (table.bits == 8 ? begin : begin / 2));
   return true;
 }
 
@@ -207,6 +213,14 @@ bool quantize_f32_block_by_keys_avx512(const CodeTable& table, const QuantizePar
   return quantize_f32_block_by_keys(table, p, block);
 }
 
+bool codes_of_f32_by_keys(const CodeTable& table, const float* values, float absmax, std::uint8_t* codes,
+                          std::int64_t count) {
+  if (!cpu_has_avx512vbmi() || table.bits != 8 || count < 2 * table.first_step) return false;
+  if (!(absmax > 0) || !(absmax <= std::numeric_limits<float>::max())) return false;
+  codes_of_block(table, absmax, values, count, codes);
+  return true;
+}
+
 bool input_threshold_keys_f32_vector(const CodeTable& table, float absmax, std::uint32_t* keys) {
   if (!cpu_has_avx512vbmi()) return false;
   threshold_keys(table, absmax, keys);
@@ -217,6 +231,7 @@ bool input_threshold_keys_f32_vector(const CodeTable& table, float absmax, std::
 
 bool quantize_f32_block_by_keys_avx512(const CodeTable&, const QuantizeParams&, std::int64_t) { return false; }
 bool input_threshold_keys_f32_vector(const CodeTable&, float, std::uint32_t*) { return false; }
+bool codes_of_f32_by_keys(const CodeTable&, const float*, float, std::uint8_t*, std::int64_t) { return false; }
 
 #endif
 

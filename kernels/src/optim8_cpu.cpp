@@ -10,6 +10,7 @@
 #include "bitparity/kernels/quantize.hpp"
 #include "cpu_clones.hpp"
 #include "half_runs_cpu.hpp"
+#include "input_keys_cpu.hpp"
 #include "nearest_vector_cpu.hpp"
 #include "parallel_for.hpp"
 #include "state_values_cpu.hpp"
@@ -23,7 +24,7 @@ bool contiguous_block_of_dtype(const Optimizer8Params& p, const CodeTable* table
   bool flagged = false;
   with_optimizer_kind(p.base.kind, [&](auto kind) {
     flagged = optim8_block_contiguous<decltype(kind)::value, D>(p, tables, block, DecideNearestVector{}, HalfRunsF16C{},
-                                                                StatesOfCodesVector{});
+                                                                StatesOfCodesVector{}, RequantizeStatesByKeys{});
   });
   return flagged;
 }

@@ -4,6 +4,7 @@
 // ones; and the launcher against the strided path on blocks built from the boundaries.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -144,6 +145,42 @@ TEST(InputKeysF32, LauncherGivesTheStridedPathsCodes) {
         ASSERT_EQ(got[i], expected[i]) << info.name << " blocksize " << blocksize << " code byte " << i;
       }
     }
+  }
+}
+
+// The 8-bit step's requantization by keys (codes_of_f32_by_keys) against quantize_contiguous, the
+// body's: states of every scale with their exact absmax, for every 8-bit map, at block lengths
+// that leave partial steps; blocks it must hand back (absmax 0, fewer than 2 * first_step values).
+TEST(InputKeysF32, RequantizationGivesTheBodysCodes) {
+  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const auto& info : quant_formats()) {
+    if (info.bits != 8) continue;
+    const CodeTable& table = code_table(info.format);
+    for (const std::int64_t count : {256, 300, 4096, 4095}) {
+      for (const float scale : {1.0f, 0x1p-100f, 0x1p-140f, 0x1p100f, 3.0e-5f}) {
+        std::vector<float> states(static_cast<std::size_t>(count));
+        float absmax = 0;
+        for (float& state : states) {
+          state = normal(rng) * scale * (rng() % 8 == 0 ? 1e-6f : 1.0f);
+          if (rng() % 64 == 0) state = rng() % 2 == 0 ? 0.0f : -0.0f;
+          absmax = std::max(absmax, std::fabs(state));
+        }
+        std::vector<std::uint8_t> expected(states.size()), got(states.size(), 0xAB);
+        quantize_contiguous<DType::f32>(table, states.data(), 0, expected.data(), absmax, 0, count, DecideNearest{});
+        ASSERT_TRUE(cpu::codes_of_f32_by_keys(table, states.data(), absmax, got.data(), count));
+        for (std::size_t j = 0; j < states.size(); ++j) {
+          ASSERT_EQ(got[j], expected[j]) << info.name << " count " << count << " absmax " << std::hexfloat << absmax
+                                         << " state " << states[j];
+        }
+      }
+    }
+    std::vector<float> zeros(256, 0.0f);
+    std::vector<std::uint8_t> codes(256, 0xAB);
+    EXPECT_FALSE(cpu::codes_of_f32_by_keys(table, zeros.data(), 0.0f, codes.data(), 256));
+    EXPECT_FALSE(cpu::codes_of_f32_by_keys(table, zeros.data(), 1.0f, codes.data(), 2 * table.first_step - 2));
+    EXPECT_EQ(codes[0], 0xAB) << "a block handed back must be left unwritten";
   }
 }
 

@@ -97,6 +97,16 @@ struct StatesOfCodes {
   }
 };
 
+// The codes of a block's new states against their new absmax (finite): quantize_contiguous's
+// nearest codes. A launcher may pass its own (the CPU's decision on keys): it must give these codes.
+struct RequantizeStates {
+  template <class Decide>
+  BP_HD void operator()(const CodeTable& table, const float* states, float absmax, std::uint8_t* out,
+                        std::int64_t count, const Decide& decide) const {
+    quantize_contiguous<DType::f32>(table, states, 0, out, absmax, 0, count, decide);
+  }
+};
+
 // The element pass of a contiguous block: parameter and gradient as fp32 in, the dequantized states
 // in and out of the same scratch arrays (each element reads and writes only its own), the new
 // parameter into another. Each restrict pointer is a parameter of this function, and none of the
@@ -124,12 +134,13 @@ BP_HD void optim8_elements_contiguous(const StepScalars scalars, const float* __
 // tables the loops gather from). Returns whether a state of the block was not finite.
 // `decide` takes the nearest codes of the new states (DecideNearest, or a launcher's own), `halves`
 // widens and narrows f16 runs (HalfRunsByElement, or a launcher's own), `states_of` dequantizes the
-// old states (StatesOfCodes, or a launcher's own).
+// old states (StatesOfCodes, or a launcher's own), `requantize` codes the new ones (RequantizeStates,
+// or a launcher's own).
 template <OptimizerKind K, DType D, class Decide = DecideNearest, class HalfRuns = HalfRunsByElement,
-          class StatesOf = StatesOfCodes>
+          class StatesOf = StatesOfCodes, class Requantize = RequantizeStates>
 BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block,
                                    const Decide& decide = {}, const HalfRuns& halves = {},
-                                   const StatesOf& states_of = {}) {
+                                   const StatesOf& states_of = {}, const Requantize& requantize = {}) {
   constexpr int states = state_count(K);
   struct {
     float widened_param[kMaxOptim8Block];  // f16 and bf16 inputs as fp32
@@ -165,7 +176,7 @@ BP_HD bool optim8_block_contiguous(const Optimizer8Params& p, const CodeTable* t
     if (scan.nonfinite) {
       for (std::int64_t j = 0; j < count; ++j) out[j] = static_cast<std::uint8_t>(tables[k].zero_code);
     } else {
-      quantize_contiguous<DType::f32>(tables[k], scratch.state[k], 0, out, new_absmax, 0, count, decide);
+      requantize(tables[k], scratch.state[k], new_absmax, out, count, decide);
     }
     p.absmax[k][block] = new_absmax;
     any_nonfinite = any_nonfinite || scan.nonfinite;
