@@ -17,19 +17,10 @@
 #include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "input_keys_cpu.hpp"
+#include "input_keys_tie_map.hpp"
 
 namespace bitparity {
 namespace {
-
-// Thresholds at 0 and -2^-149, whose edges times a power-of-two absmax are fp32 values: ties.
-QuantFormat tie_format() {
-  std::vector<float> values = {0.0f, 0.0f};
-  for (const int exponent : {-149, -120, -91, -62, -33, -4, 0}) {
-    values.push_back(std::ldexp(1.0f, exponent));
-    values.push_back(-std::ldexp(1.0f, exponent));
-  }
-  return register_code_map(CodeMap{"input-keys-f32-ties", 4, values, "input_keys_f32_tests: thresholds at 0 and -2^-149"});
-}
 
 std::vector<float> absmaxes() {
   std::vector<float> values = {1.0f, 3.0f, 0x1p-149f, 0x1p-140f, 0x1p-126f, 0x1p-100f, 0x1p17f, 0x1p40f, 0x1p120f,
@@ -43,7 +34,7 @@ std::vector<float> absmaxes() {
 std::vector<CodeTable> tables() {
   std::vector<CodeTable> all;
   for (const auto& info : quant_formats()) all.push_back(code_table(info.format));
-  all.push_back(code_table(tie_format()));
+  all.push_back(code_table(input_keys_tie_format()));
   return all;
 }
 

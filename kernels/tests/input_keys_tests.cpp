@@ -15,6 +15,7 @@
 #include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "input_keys_cpu.hpp"
+#include "input_keys_tie_map.hpp"
 
 namespace bitparity {
 namespace {
@@ -77,19 +78,7 @@ TEST(InputKeys, KeysOrderAsValues) {
   }
 }
 
-// A 4-bit map whose thresholds include +0 and the fp32 subnormal -2^-149, the only thresholds whose
-// edge times a bf16 absmax can be a bf16 value: there x / absmax equals the edge, and fl32 rounds
-// the tie to even. Values a factor 2^29 apart at most, for exact midpoints.
-QuantFormat tie_format() {
-  std::vector<float> values = {0.0f, 0.0f};
-  for (const int exponent : {-149, -120, -91, -62, -33, -4, 0}) {
-    values.push_back(std::ldexp(1.0f, exponent));
-    values.push_back(-std::ldexp(1.0f, exponent));
-  }
-  return register_code_map(CodeMap{"input-keys-ties", 4, values, "input_keys_tests: thresholds at 0 and -2^-149"});
-}
-
-CodeTable tie_table() { return code_table(tie_format()); }
+CodeTable tie_table() { return code_table(input_keys_tie_format()); }
 
 TEST(InputKeys, AnEdgeEqualToAnInputFollowsTheTieRule) {
   const CodeTable table = tie_table();
@@ -216,7 +205,7 @@ TEST(InputKeys, LauncherDecidesEdgeTiesAsTheStridedPath) {
     block.resize(64, tie);
     patterns.insert(patterns.end(), block.begin(), block.end());
   }
-  expect_contiguous_equals_strided(tie_format(), DType::bf16, 64, patterns);
+  expect_contiguous_equals_strided(input_keys_tie_format(), DType::bf16, 64, patterns);
   const CodeTable table = tie_table();
   EXPECT_NE(table.sorted_codes[nearest_sorted_index_by_search(table, normalize(bf16_to_float(0x0001), 0x1p17f))],
             table.sorted_codes[nearest_sorted_index_by_search(table, normalize(bf16_to_float(0x0002), 0x1p17f))])
