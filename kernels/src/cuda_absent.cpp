@@ -16,7 +16,7 @@ namespace {
   throw Error(ErrorCode::device_unavailable, "this build has no CUDA launchers (nvcc was not found at configure time)");
 }
 }  // namespace
-void quantize(int, QuantFormat, const QuantizeParams&, const LaunchConfig&) { unavailable(); }
+std::int64_t quantize(int, QuantFormat, const QuantizeParams&, const LaunchConfig&) { unavailable(); }
 void dequantize(int, QuantFormat, const DequantizeParams&, const LaunchConfig&) { unavailable(); }
 void convert(int, const ConvertParams&, const LaunchConfig&) { unavailable(); }
 void* allocate(int, std::int64_t) { unavailable(); }

@@ -97,13 +97,15 @@ QuantizeReport quantize_blockwise(const TensorView& input, QuantFormat format, s
   params.nonfinite = static_cast<std::uint8_t*>(outputs.nonfinite.data);
   params.rounding = rounding;
 
-  std::vector<std::uint8_t> flags(blocks);
+  const std::uint8_t* flags = params.nonfinite;
+  std::vector<std::uint8_t> device_flags;
   if (input.device.kind == DeviceKind::cpu) {
     cpu::quantize(table, params, launch);
-    std::copy(params.nonfinite, params.nonfinite + blocks, flags.begin());
   } else {
-    cuda::quantize(input.device.index, format, params, launch);
-    cuda::copy_to_host(input.device.index, flags.data(), params.nonfinite, blocks, launch.cuda_stream);
+    if (cuda::quantize(input.device.index, format, params, launch) == 0) return report;
+    device_flags.resize(static_cast<std::size_t>(blocks));
+    cuda::copy_to_host(input.device.index, device_flags.data(), params.nonfinite, blocks, launch.cuda_stream);
+    flags = device_flags.data();
   }
   for (std::int64_t b = 0; b < blocks; ++b) {
     if (flags[b]) report.nonfinite_blocks.push_back(b);

@@ -47,8 +47,9 @@ constexpr int kUnroll = 4;  // elements a thread loads before it computes or sto
 // failed to launch on the H100 (cudaErrorLaunchOutOfResources).
 
 // The code table is read through the L1 cache from the device's own copy (device_code_tables).
+// Every kernel that scans blocks counts those with a non-finite value in `nonfinite_blocks`.
 __global__ void __launch_bounds__(kMaxThreads) quantize_kernel(const CodeTable* __restrict__ tables, const __grid_constant__ QuantizeParams p,
-                                std::int64_t first, std::int64_t last) {
+                                std::int64_t first, std::int64_t last, unsigned int* nonfinite_blocks) {
   __shared__ float absmax_slots[kMaxThreads];
   __shared__ int flag_slots[kMaxThreads];
   const CodeTable& table = *tables;
@@ -68,7 +69,10 @@ __global__ void __launch_bounds__(kMaxThreads) quantize_kernel(const CodeTable* 
       for (int j = 0; j < kUnroll; ++j) scan_element(scan, x[j]);
     }
     const BlockScan total = merged_block_scan(scan, absmax_slots, flag_slots);
-    if (threadIdx.x == 0) finish_block(p, block, total);
+    if (threadIdx.x == 0) {
+      finish_block(p, block, total);
+      if (total.nonfinite) atomicAdd(nonfinite_blocks, 1u);
+    }
     const float absmax = stored_absmax(total);
     if (table.bits == 4) {
       for (std::int64_t byte = begin / 2 + threadIdx.x; byte < (end + 1) / 2; byte += stride) {
@@ -130,7 +134,7 @@ constexpr int kWarpsPerBlock = 8;
 template <DType D, int Bits>
 __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(const CodeTable* __restrict__ tables,
                                                                               const __grid_constant__ QuantizeParams p,
-                                                                              std::int64_t blocks) {
+                                                                              std::int64_t blocks, unsigned int* nonfinite_blocks) {
   const CodeTable& table = *tables;
   const int lane = static_cast<int>(threadIdx.x % kWarp);
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
@@ -146,7 +150,10 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
     for (std::int64_t i = begin + lane; i < end; i += kWarp) scan_element(scan, load_as<D>(input, offset + i));
     const BlockScan total{float_from_bits(__reduce_max_sync(0xFFFFFFFFu, float_bits(scan.absmax))),
                           __any_sync(0xFFFFFFFFu, scan.nonfinite) != 0};
-    if (lane == 0) finish_block(p, block, total);
+    if (lane == 0) {
+      finish_block(p, block, total);
+      if (total.nonfinite) atomicAdd(nonfinite_blocks, 1u);
+    }
     const float absmax = stored_absmax(total);
     const auto decide = [&](float x) { return static_cast<std::uint32_t>(nearest_code_of(table, normalize(x, absmax))); };
     if constexpr (Bits == 8) {
@@ -256,43 +263,52 @@ bool warp_quantize_applies(const QuantizeParams& p, const CodeTable& host_table,
 
 template <DType D>
 void launch_warp_quantize(int device, const CodeTable* table, int bits, const QuantizeParams& p, std::int64_t blocks,
-                          cudaStream_t stream) {
+                          unsigned int* nonfinite_blocks, cudaStream_t stream) {
   const int threads = kWarp * kWarpsPerBlock;
   const auto grid = static_cast<unsigned>(std::max<std::int64_t>(
       1, std::min((blocks + kWarpsPerBlock - 1) / kWarpsPerBlock, device_filling_grid(device, threads))));
   if (bits == 8) {
-    quantize_warp_kernel<D, 8><<<grid, threads, 0, stream>>>(table, p, blocks);
+    quantize_warp_kernel<D, 8><<<grid, threads, 0, stream>>>(table, p, blocks, nonfinite_blocks);
   } else {
-    quantize_warp_kernel<D, 4><<<grid, threads, 0, stream>>>(table, p, blocks);
+    quantize_warp_kernel<D, 4><<<grid, threads, 0, stream>>>(table, p, blocks, nonfinite_blocks);
   }
+}
+
+// The count of non-finite blocks comes back with the launch's one synchronisation.
+std::int64_t nonfinite_count(const LaunchConfig& launch, const unsigned int* counter) {
+  unsigned int count = 0;
+  check(cudaMemcpyAsync(&count, counter, sizeof(count), cudaMemcpyDeviceToHost, stream_of(launch)), "quantize kernel");
+  wait_for(launch, "quantize kernel");
+  return count;
 }
 
 }  // namespace
 
-void quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch) {
+std::int64_t quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const CodeTable* table = device_code_tables(device, {format});
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
   const CodeTable& host_table = code_table(format);
+  auto* counter = static_cast<unsigned int*>(scratch(device, sizeof(unsigned int), kCounterSlot));
+  check(cudaMemsetAsync(counter, 0, sizeof(unsigned int), stream_of(launch)), "cudaMemset");
   if (warp_quantize_applies(params, host_table, launch)) {
     switch (params.input_dtype) {
-      case DType::f16: launch_warp_quantize<DType::f16>(device, table, host_table.bits, params, blocks, stream_of(launch)); break;
-      case DType::bf16: launch_warp_quantize<DType::bf16>(device, table, host_table.bits, params, blocks, stream_of(launch)); break;
-      default: launch_warp_quantize<DType::f32>(device, table, host_table.bits, params, blocks, stream_of(launch)); break;
+      case DType::f16: launch_warp_quantize<DType::f16>(device, table, host_table.bits, params, blocks, counter, stream_of(launch)); break;
+      case DType::bf16: launch_warp_quantize<DType::bf16>(device, table, host_table.bits, params, blocks, counter, stream_of(launch)); break;
+      default: launch_warp_quantize<DType::f32>(device, table, host_table.bits, params, blocks, counter, stream_of(launch)); break;
     }
     check(cudaGetLastError(), "quantize kernel launch");
-    wait_for(launch, "quantize kernel");
-    return;
+    return nonfinite_count(launch, counter);
   }
   const int threads = threads_for(launch, params.blocksize / kUnroll);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   for (std::int64_t first = 0; first < blocks; first += per_launch) {
     const std::int64_t last = std::min(blocks, first + per_launch);
     const auto grid = static_cast<unsigned>(grid_for(device, launch, last - first, threads));
-    quantize_kernel<<<grid, threads, 0, stream_of(launch)>>>(table, params, first, last);
+    quantize_kernel<<<grid, threads, 0, stream_of(launch)>>>(table, params, first, last, counter);
     check(cudaGetLastError(), "quantize kernel launch");
   }
-  wait_for(launch, "quantize kernel");
+  return nonfinite_count(launch, counter);
 }
 
 namespace {

@@ -41,8 +41,10 @@ void dequantize(const CodeTable& table, const DequantizeParams& params, const La
 void convert(const ConvertParams& params, const LaunchConfig& launch);
 }  // namespace cpu
 namespace cuda {
-// The device reads the format's code table from its own copy (uploaded once).
-void quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch);
+// The device reads the format's code table from its own copy (uploaded once). Returns how many
+// blocks held a non-finite value, counted on the device: the caller copies the per-block flags back
+// only when there are any (a copy of one byte per block cost more than the kernel at 2^28).
+std::int64_t quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch);
 void dequantize(int device, QuantFormat format, const DequantizeParams& params, const LaunchConfig& launch);
 void convert(int device, const ConvertParams& params, const LaunchConfig& launch);
 // Device memory helpers for the implementations under test (fixtures/).
