@@ -175,6 +175,34 @@ BP_HD std::uint8_t nearest_code_of(const CodeTable& table, float v) {
                                                             : table.sorted_codes[nearest_sorted_index(table, v)]);
 }
 
+// The unit of the CUDA launcher's contiguous 8-bit quantize: four consecutive elements of one block
+// from the little-endian 32-bit words of one vector load (four words of fp32, or two words of two
+// 16-bit values, the first element in the low bits), and their nearest codes as one little-endian
+// word (the first element's code in the low byte), as one 32-bit store writes them. The widening is
+// load_as's and the decision nearest_code_of's, so the codes are the element path's.
+template <DType D>
+inline constexpr int kWordsOfFour = D == DType::f32 ? 4 : 2;
+
+template <DType D>
+BP_HD void widen_four(const std::uint32_t (&words)[kWordsOfFour<D>], float (&x)[4]) {
+  BP_UNROLL for (int j = 0; j < 4; ++j) {
+    if constexpr (D == DType::f32) {
+      x[j] = float_from_bits(words[j]);
+    } else {
+      const auto half = static_cast<std::uint16_t>(words[j / 2] >> (16 * (j % 2)));
+      x[j] = load_as<D>(&half, 0);
+    }
+  }
+}
+
+BP_HD std::uint32_t nearest_codes_of_four(const CodeTable& table, const float (&x)[4], float absmax) {
+  std::uint32_t word = 0;
+  BP_UNROLL for (int j = 0; j < 4; ++j) {
+    word |= static_cast<std::uint32_t>(nearest_code_of(table, normalize(x[j], absmax))) << (8 * j);
+  }
+  return word;
+}
+
 // Stochastic rounding between the two codes that bracket v: up with probability
 // (v - below) / (above - below), decided by the uniform draw r in [0, 1).
 BP_HD int stochastic_sorted_index(const CodeTable& table, float v, float r) {

@@ -1,0 +1,122 @@
+// The CUDA launcher's contiguous 8-bit quantize unit (widen_four, nearest_codes_of_four), run here
+// on the host as quantize_block_by_fours runs it: each block's fours scanned from the little-endian
+// words of their vector loads, then each four's codes stored as one word. Absmax and codes must be
+// the CPU launcher's quantize_blockwise, for every 8-bit map and input dtype, on values of every
+// magnitude and sign, zeros of both signs and values at the map's midpoints.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "bitparity/kernels/quant_body.hpp"
+#include "bitparity/kernels/quantize.hpp"
+
+namespace bitparity {
+namespace {
+
+constexpr std::int64_t kBlock = 256;
+constexpr std::int64_t kBlocks = 4;
+constexpr std::int64_t kElements = kBlock * kBlocks;
+
+// The storage of one finite value of D from random bits (non-finite patterns become zero).
+template <DType D>
+void put_random(std::vector<std::uint8_t>& storage, std::int64_t at, std::mt19937_64& random) {
+  if constexpr (D == DType::f32) {
+    auto bits = static_cast<std::uint32_t>(random());
+    if ((bits & 0x7F800000u) == 0x7F800000u) bits &= 0x80000000u;
+    std::memcpy(&storage[static_cast<std::size_t>(at) * 4], &bits, 4);
+  } else {
+    auto bits = static_cast<std::uint16_t>(random());
+    const std::uint16_t exponent = D == DType::f16 ? 0x7C00u : 0x7F80u;
+    if ((bits & exponent) == exponent) bits &= 0x8000u;
+    std::memcpy(&storage[static_cast<std::size_t>(at) * 2], &bits, 2);
+  }
+}
+
+// The storage of `value` rounded to D.
+template <DType D>
+void put_value(std::vector<std::uint8_t>& storage, std::int64_t at, float value) {
+  store_float(storage.data(), D, at, value);
+}
+
+// Block 0: random bits, every magnitude. Block 1: random bits under one exponent band. Block 2:
+// zeros of both signs among small values. Block 3: the map's midpoints, absmax 1.
+template <DType D>
+std::vector<std::uint8_t> input_of(const CodeTable& table, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<std::uint8_t> storage(static_cast<std::size_t>(kElements) * (D == DType::f32 ? 4 : 2));
+  for (std::int64_t i = 0; i < kBlock; ++i) put_random<D>(storage, i, random);
+  std::uniform_real_distribution<float> band(-3.0f, 3.0f);
+  for (std::int64_t i = kBlock; i < 2 * kBlock; ++i) put_value<D>(storage, i, band(random));
+  for (std::int64_t i = 2 * kBlock; i < 3 * kBlock; ++i) {
+    const float small = band(random) * 1e-3f;
+    put_value<D>(storage, i, i % 3 == 0 ? 0.0f : (i % 3 == 1 ? -0.0f : small));
+  }
+  put_value<D>(storage, 3 * kBlock, 1.0f);
+  for (std::int64_t i = 3 * kBlock + 1; i < kElements; ++i) {
+    const int lower = static_cast<int>(random() % static_cast<std::uint64_t>(table.sorted_count - 1));
+    const float a = table.sorted_values[lower], b = table.sorted_values[lower + 1];
+    put_value<D>(storage, i, (i % 2 == 0 ? 1.0f : -1.0f) * (0.5f * a + 0.5f * b));
+  }
+  return storage;
+}
+
+template <DType D>
+void expect_fours_match_cpu(QuantFormat format, std::string_view name) {
+  const CodeTable& table = code_table(format);
+  std::vector<std::uint8_t> storage = input_of<D>(table, 0x5EED0000u + static_cast<std::uint64_t>(format));
+  // The CPU launcher.
+  std::vector<std::uint8_t> codes(kElements), flags(kBlocks);
+  std::vector<float> absmax(kBlocks);
+  quantize_blockwise(contiguous_view(storage.data(), D, Device::cpu(), {kElements}), format, kBlock,
+                     {contiguous_view(codes.data(), DType::u8, Device::cpu(), {kElements}),
+                      contiguous_view(absmax.data(), DType::f32, Device::cpu(), {kBlocks}),
+                      contiguous_view(flags.data(), DType::u8, Device::cpu(), {kBlocks})});
+  // The CUDA kernel's fours, lane by lane.
+  constexpr std::size_t kLoadBytes = sizeof(std::uint32_t) * kWordsOfFour<D>;
+  const auto words_at = [&](std::int64_t first) {
+    std::uint32_t words[kWordsOfFour<D>];
+    std::memcpy(words, &storage[static_cast<std::size_t>(first / 4) * kLoadBytes], kLoadBytes);
+    float x[4];
+    widen_four<D>(words, x);
+    return std::vector<float>(x, x + 4);
+  };
+  for (std::int64_t block = 0; block < kBlocks; ++block) {
+    BlockScan scan;
+    for (std::int64_t first = block * kBlock; first < (block + 1) * kBlock; first += 4) {
+      for (float x : words_at(first)) scan_element(scan, x);
+    }
+    const float block_absmax = stored_absmax(scan);
+    ASSERT_EQ(float_bits(block_absmax), float_bits(absmax[block])) << name << " " << dtype_name(D) << " block " << block;
+    for (std::int64_t first = block * kBlock; first < (block + 1) * kBlock; first += 4) {
+      const std::vector<float> values = words_at(first);
+      const float x[4] = {values[0], values[1], values[2], values[3]};
+      const std::uint32_t word = nearest_codes_of_four(table, x, block_absmax);
+      std::uint8_t bytes[4];
+      std::memcpy(bytes, &word, 4);  // the little-endian word one 32-bit store writes
+      for (int j = 0; j < 4; ++j) {
+        ASSERT_EQ(bytes[j], codes[static_cast<std::size_t>(first + j)])
+            << name << " " << dtype_name(D) << " element " << first + j << " = " << std::hexfloat << x[j] << ", absmax "
+            << block_absmax;
+      }
+    }
+  }
+}
+
+TEST(QuantizeFours, GiveTheCpuLaunchersAbsmaxAndCodes) {
+  int maps = 0;
+  for (const QuantFormatInfo& info : quant_formats()) {
+    if (info.bits != 8) continue;
+    expect_fours_match_cpu<DType::f32>(info.format, info.name);
+    expect_fours_match_cpu<DType::f16>(info.format, info.name);
+    expect_fours_match_cpu<DType::bf16>(info.format, info.name);
+    ++maps;
+  }
+  EXPECT_GE(maps, 6);
+}
+
+}  // namespace
+}  // namespace bitparity
