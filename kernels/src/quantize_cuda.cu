@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quantize.hpp"
@@ -156,12 +157,15 @@ __device__ void load_four(const void* input, std::int64_t first, std::uint32_t (
   }
 }
 
-// A whole block of 8-bit codes by fours (where by_fours_applies): lane l takes elements 4l..4l+3 of
-// every 128, one vector load each, scans them, and after the warp's merge reloads them and stores
-// their codes as one word (widen_four, nearest_codes_of_four: the element path's values and codes).
-// Where the scalar loop below spends two loads, a byte store and their address arithmetic on every
-// element, this spends them on four.
-template <DType D>
+// A whole block by fours (where by_fours_applies): lane l takes elements 4l..4l+3 of every 128, one
+// vector load each, scans them, and after the warp's merge reloads them and stores their codes with
+// one store (widen_four, nearest_codes_of_four: the element path's values and codes), a 32-bit word
+// of 8-bit codes or 16 bits of 4-bit ones. Where the scalar loop below spends two loads, a byte
+// store and their address arithmetic on every element (or two elements), this spends them on four.
+template <int Bits>
+using FourCodes = std::conditional_t<Bits == 8, std::uint32_t, std::uint16_t>;
+
+template <DType D, int Bits>
 __device__ void quantize_block_by_fours(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
                                         std::int64_t begin, std::int64_t end, int lane, unsigned int* nonfinite_blocks) {
   const void* const input = p.input;
@@ -177,10 +181,11 @@ __device__ void quantize_block_by_fours(const CodeTable& table, const QuantizePa
     for (int j = 0; j < 4; ++j) scan_element(scan, x[j]);
   }
   const BlockScan total = finish_warp_block(p, block, scan, lane, nonfinite_blocks);
-  auto* const code_words = reinterpret_cast<std::uint32_t*>(p.codes);
+  auto* const stores = reinterpret_cast<FourCodes<Bits>*>(p.codes);  // store first / 4 holds elements first..first+3
   if (total.nonfinite) {
-    const std::uint32_t zeros = static_cast<std::uint32_t>(table.zero_code) * 0x01010101u;
-    for (std::int64_t first = begin + 4 * lane; first < end; first += 4 * kWarp) code_words[first / 4] = zeros;
+    const std::uint32_t zero = table.zero_code;
+    const auto zeros = static_cast<FourCodes<Bits>>(Bits == 8 ? zero * 0x01010101u : ((zero << 4) | zero) * 0x0101u);
+    for (std::int64_t first = begin + 4 * lane; first < end; first += 4 * kWarp) stores[first / 4] = zeros;
     return;
   }
   const float absmax = stored_absmax(total);
@@ -190,7 +195,7 @@ __device__ void quantize_block_by_fours(const CodeTable& table, const QuantizePa
     float x[4];
     load_four<D>(input, offset + first, words);
     widen_four<D>(words, x);
-    code_words[first / 4] = nearest_codes_of_four(table, x, absmax);
+    stores[first / 4] = static_cast<FourCodes<Bits>>(nearest_codes_of_four<Bits>(table, x, absmax));
   }
 }
 
@@ -209,11 +214,9 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
        block += warps) {
     const std::int64_t begin = block_begin(block, p.blocksize);
     const std::int64_t end = block_end(block, p.blocksize, p.numel);
-    if constexpr (Bits == 8) {
-      if (by_fours && end - begin == p.blocksize) {  // a partial last block takes the loop below
-        quantize_block_by_fours<D>(table, p, block, begin, end, lane, nonfinite_blocks);
-        continue;
-      }
+    if (by_fours && end - begin == p.blocksize) {  // a partial last block takes the loops below
+      quantize_block_by_fours<D, Bits>(table, p, block, begin, end, lane, nonfinite_blocks);
+      continue;
     }
     BlockScan scan;
 #pragma unroll 4
@@ -326,14 +329,14 @@ bool warp_quantize_applies(const QuantizeParams& p, const CodeTable& host_table,
          p.blocksize % 2 == 0;
 }
 
-// Whole 8-bit blocks go by fours (quantize_block_by_fours) where each is a multiple of 128 elements,
-// the input's start is aligned for the vector loads and the codes' for the word stores.
+// Whole blocks go by fours (quantize_block_by_fours) where each is a multiple of 128 elements, the
+// input's start is aligned for the vector loads and the codes' for the stores of four codes.
 template <DType D>
 bool by_fours_applies(const QuantizeParams& p, int bits) {
   constexpr std::uintptr_t kLoadBytes = 4 * (D == DType::f32 ? 4 : 2);
   const auto input = reinterpret_cast<std::uintptr_t>(p.input) + static_cast<std::uintptr_t>(p.input_index.offset) * (kLoadBytes / 4);
-  return bits == 8 && p.blocksize % (4 * kWarp) == 0 && input % kLoadBytes == 0 &&
-         reinterpret_cast<std::uintptr_t>(p.codes) % 4 == 0;
+  const std::uintptr_t store_bytes = bits == 8 ? 4 : 2;
+  return p.blocksize % (4 * kWarp) == 0 && input % kLoadBytes == 0 && reinterpret_cast<std::uintptr_t>(p.codes) % store_bytes == 0;
 }
 
 template <DType D>
@@ -345,7 +348,7 @@ void launch_warp_quantize(int device, const CodeTable* table, int bits, const Qu
   if (bits == 8) {
     quantize_warp_kernel<D, 8><<<grid, threads, 0, stream>>>(table, p, blocks, by_fours_applies<D>(p, bits), nonfinite_blocks);
   } else {
-    quantize_warp_kernel<D, 4><<<grid, threads, 0, stream>>>(table, p, blocks, false, nonfinite_blocks);
+    quantize_warp_kernel<D, 4><<<grid, threads, 0, stream>>>(table, p, blocks, by_fours_applies<D>(p, bits), nonfinite_blocks);
   }
 }
 

@@ -1,8 +1,8 @@
-// The CUDA launcher's contiguous 8-bit quantize unit (widen_four, nearest_codes_of_four), run here
-// on the host as quantize_block_by_fours runs it: each block's fours scanned from the little-endian
-// words of their vector loads, then each four's codes stored as one word. Absmax and codes must be
-// the CPU launcher's quantize_blockwise, for every 8-bit map and input dtype, on values of every
-// magnitude and sign, zeros of both signs and values at the map's midpoints.
+// The CUDA launcher's contiguous quantize unit (widen_four, nearest_codes_of_four), run here on the
+// host as quantize_block_by_fours runs it: each block's fours scanned from the little-endian words
+// of their vector loads, then each four's codes stored at once (a word of 8-bit codes, 16 bits of
+// 4-bit ones). Absmax and codes must be the CPU launcher's quantize_blockwise, for every map and
+// input dtype, on values of every magnitude and sign, zeros of both signs and the map's midpoints.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -64,58 +64,71 @@ std::vector<std::uint8_t> input_of(const CodeTable& table, std::uint64_t seed) {
   return storage;
 }
 
-template <DType D>
+template <DType D, int Bits>
 void expect_fours_match_cpu(QuantFormat format, std::string_view name) {
   const CodeTable& table = code_table(format);
   std::vector<std::uint8_t> storage = input_of<D>(table, 0x5EED0000u + static_cast<std::uint64_t>(format));
   // The CPU launcher.
-  std::vector<std::uint8_t> codes(kElements), flags(kBlocks);
+  constexpr std::int64_t kCodeBytes = Bits == 8 ? kElements : kElements / 2;
+  constexpr std::size_t kStoreBytes = Bits == 8 ? 4 : 2;  // the codes of four elements
+  std::vector<std::uint8_t> codes(kCodeBytes), flags(kBlocks);
   std::vector<float> absmax(kBlocks);
   quantize_blockwise(contiguous_view(storage.data(), D, Device::cpu(), {kElements}), format, kBlock,
-                     {contiguous_view(codes.data(), DType::u8, Device::cpu(), {kElements}),
+                     {contiguous_view(codes.data(), Bits == 8 ? DType::u8 : DType::packed4, Device::cpu(), {kElements}),
                       contiguous_view(absmax.data(), DType::f32, Device::cpu(), {kBlocks}),
                       contiguous_view(flags.data(), DType::u8, Device::cpu(), {kBlocks})});
   // The CUDA kernel's fours, lane by lane.
   constexpr std::size_t kLoadBytes = sizeof(std::uint32_t) * kWordsOfFour<D>;
-  const auto words_at = [&](std::int64_t first) {
+  const auto four_at = [&](std::int64_t first, float (&x)[4]) {
     std::uint32_t words[kWordsOfFour<D>];
     std::memcpy(words, &storage[static_cast<std::size_t>(first / 4) * kLoadBytes], kLoadBytes);
-    float x[4];
     widen_four<D>(words, x);
-    return std::vector<float>(x, x + 4);
   };
   for (std::int64_t block = 0; block < kBlocks; ++block) {
     BlockScan scan;
     for (std::int64_t first = block * kBlock; first < (block + 1) * kBlock; first += 4) {
-      for (float x : words_at(first)) scan_element(scan, x);
+      float x[4];
+      four_at(first, x);
+      for (float value : x) scan_element(scan, value);
     }
     const float block_absmax = stored_absmax(scan);
     ASSERT_EQ(float_bits(block_absmax), float_bits(absmax[block])) << name << " " << dtype_name(D) << " block " << block;
     for (std::int64_t first = block * kBlock; first < (block + 1) * kBlock; first += 4) {
-      const std::vector<float> values = words_at(first);
-      const float x[4] = {values[0], values[1], values[2], values[3]};
-      const std::uint32_t word = nearest_codes_of_four(table, x, block_absmax);
+      float x[4];
+      four_at(first, x);
+      const std::uint32_t stored = nearest_codes_of_four<Bits>(table, x, block_absmax);
       std::uint8_t bytes[4];
-      std::memcpy(bytes, &word, 4);  // the little-endian word one 32-bit store writes
-      for (int j = 0; j < 4; ++j) {
-        ASSERT_EQ(bytes[j], codes[static_cast<std::size_t>(first + j)])
-            << name << " " << dtype_name(D) << " element " << first + j << " = " << std::hexfloat << x[j] << ", absmax "
-            << block_absmax;
+      std::memcpy(bytes, &stored, 4);  // little-endian: the bytes a store of kStoreBytes writes first
+      const std::size_t at = static_cast<std::size_t>(first / 4) * kStoreBytes;
+      for (std::size_t j = 0; j < kStoreBytes; ++j) {
+        ASSERT_EQ(bytes[j], codes[at + j]) << name << " " << dtype_name(D) << " byte " << j << " of the codes of elements "
+                                           << first << ".." << first + 3 << " = " << std::hexfloat << x[0] << " " << x[1]
+                                           << " " << x[2] << " " << x[3] << ", absmax " << block_absmax;
       }
+      if (Bits == 4) ASSERT_EQ(stored >> 16, 0u) << "4-bit codes of four elements fill 16 bits";
     }
   }
 }
 
+template <int Bits>
+void expect_every_dtype(QuantFormat format, std::string_view name) {
+  expect_fours_match_cpu<DType::f32, Bits>(format, name);
+  expect_fours_match_cpu<DType::f16, Bits>(format, name);
+  expect_fours_match_cpu<DType::bf16, Bits>(format, name);
+}
+
 TEST(QuantizeFours, GiveTheCpuLaunchersAbsmaxAndCodes) {
-  int maps = 0;
+  int maps[2] = {0, 0};
   for (const QuantFormatInfo& info : quant_formats()) {
-    if (info.bits != 8) continue;
-    expect_fours_match_cpu<DType::f32>(info.format, info.name);
-    expect_fours_match_cpu<DType::f16>(info.format, info.name);
-    expect_fours_match_cpu<DType::bf16>(info.format, info.name);
-    ++maps;
+    if (info.bits == 8) {
+      expect_every_dtype<8>(info.format, info.name);
+    } else {
+      expect_every_dtype<4>(info.format, info.name);
+    }
+    ++maps[info.bits == 8 ? 0 : 1];
   }
-  EXPECT_GE(maps, 6);
+  EXPECT_GE(maps[0], 6);
+  EXPECT_GE(maps[1], 3);
 }
 
 }  // namespace

@@ -175,11 +175,13 @@ BP_HD std::uint8_t nearest_code_of(const CodeTable& table, float v) {
                                                             : table.sorted_codes[nearest_sorted_index(table, v)]);
 }
 
-// The unit of the CUDA launcher's contiguous 8-bit quantize: four consecutive elements of one block
-// from the little-endian 32-bit words of one vector load (four words of fp32, or two words of two
-// 16-bit values, the first element in the low bits), and their nearest codes as one little-endian
-// word (the first element's code in the low byte), as one 32-bit store writes them. The widening is
-// load_as's and the decision nearest_code_of's, so the codes are the element path's.
+// The unit of the CUDA launcher's contiguous quantize: four consecutive elements of one block from
+// the little-endian 32-bit words of one vector load (four words of fp32, or two words of two 16-bit
+// values, the first element in the low bits), and their nearest codes as one store writes them: four
+// 8-bit codes as a little-endian word (the first element's code in the low byte), or four 4-bit
+// codes as the low 16 bits (bytes as quantize_packed_byte's: the first element in the high nibble of
+// the low byte). The widening is load_as's and the decision nearest_code_of's, so the codes are the
+// element path's.
 template <DType D>
 inline constexpr int kWordsOfFour = D == DType::f32 ? 4 : 2;
 
@@ -195,10 +197,13 @@ BP_HD void widen_four(const std::uint32_t (&words)[kWordsOfFour<D>], float (&x)[
   }
 }
 
+template <int Bits>
 BP_HD std::uint32_t nearest_codes_of_four(const CodeTable& table, const float (&x)[4], float absmax) {
+  static_assert(Bits == 8 || Bits == 4, "8-bit or 4-bit codes");
   std::uint32_t word = 0;
   BP_UNROLL for (int j = 0; j < 4; ++j) {
-    word |= static_cast<std::uint32_t>(nearest_code_of(table, normalize(x[j], absmax))) << (8 * j);
+    const auto code = static_cast<std::uint32_t>(nearest_code_of(table, normalize(x[j], absmax)));
+    word |= Bits == 8 ? code << (8 * j) : code << (8 * (j / 2) + (j % 2 == 0 ? 4 : 0));
   }
   return word;
 }
