@@ -157,6 +157,14 @@ __device__ void load_four(const void* input, std::int64_t first, std::uint32_t (
   }
 }
 
+// The values of those four elements (widen_four: load_as's widening).
+template <DType D>
+__device__ void load_four_values(const void* input, std::int64_t first, float (&x)[4]) {
+  std::uint32_t words[kWordsOfFour<D>];
+  load_four<D>(input, first, words);
+  widen_four<D>(words, x);
+}
+
 // A whole block by fours (where by_fours_applies): lane l takes elements 4l..4l+3 of every 128, one
 // vector load each, scans them, and after the warp's merge reloads them and stores their codes with
 // one store (widen_four, nearest_codes_of_four: the element path's values and codes), a 32-bit word
@@ -173,10 +181,8 @@ __device__ void quantize_block_by_fours(const CodeTable& table, const QuantizePa
   BlockScan scan;
 #pragma unroll 2
   for (std::int64_t first = begin + 4 * lane; first < end; first += 4 * kWarp) {
-    std::uint32_t words[kWordsOfFour<D>];
     float x[4];
-    load_four<D>(input, offset + first, words);
-    widen_four<D>(words, x);
+    load_four_values<D>(input, offset + first, x);
 #pragma unroll
     for (int j = 0; j < 4; ++j) scan_element(scan, x[j]);
   }
@@ -191,10 +197,8 @@ __device__ void quantize_block_by_fours(const CodeTable& table, const QuantizePa
   const float absmax = stored_absmax(total);
 #pragma unroll 2
   for (std::int64_t first = begin + 4 * lane; first < end; first += 4 * kWarp) {
-    std::uint32_t words[kWordsOfFour<D>];
     float x[4];
-    load_four<D>(input, offset + first, words);
-    widen_four<D>(words, x);
+    load_four_values<D>(input, offset + first, x);
     stores[first / 4] = static_cast<FourCodes<Bits>>(nearest_codes_of_four<Bits>(table, x, absmax));
   }
 }
