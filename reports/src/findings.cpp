@@ -5,6 +5,7 @@
 #include <map>
 
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/properties/property.hpp"
 
 namespace bitparity::reports {
 
@@ -19,6 +20,10 @@ struct Class {
 Class classify(const CheckRow& row, bool takes_strided) {
   const std::string& id = row.property_id;
   const std::string& text = row.counterexample;
+  // First: a refused call says nothing about layouts, launches or devices, whatever the property.
+  if (has(text, properties::kRefusedValidCase)) {
+    return {"refusal", "the library refused (or its adapter declined) a call the contract allows; the message says why"};
+  }
   if (id == "P2" || id == "P2o" || id == "P2q") {
     if (!takes_strided) {
       return {"strided-input difference",
@@ -50,7 +55,6 @@ Class classify(const CheckRow& row, bool takes_strided) {
   if (id == "P3" || id == "P3o" || id == "P3q" || id == "P4" || id == "P4o" || id == "P4q") {
     return {"not reproducible", "the same input gives other bits across launches or calls"};
   }
-  if (has(text, "refused")) return {"refusal", "the library refused a call the contract allows"};
   return {"outside the error bound", "a result outside its derived error bound"};
 }
 

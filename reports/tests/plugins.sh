@@ -45,6 +45,27 @@ assert all(reason("P7", "dynamic8-unsigned")) and any("with only the maps" in r 
 assert all(r.get("not_applicable") for r in rows if r["dtype"] == "f16"), "a dtype it does not take was run"
 PYTHON
 
+echo "== a plugin that ends the process inside a call (bitsandbytes' CUDA error checks call exit(1))"
+BITPARITY_FAULTY_PLUGIN_EXITS=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --cases 1 >"$work/exits.txt" 2>&1
+code=$?
+tail -n 1 "$work/exits.txt"
+[ "$code" -eq 5 ] || fail "a plugin's exit(1) inside a call ended the run with $code, not 5 (1 reads as a finding)"
+grep -q "^error: plugin:$faulty quantize (.*, [0-9]* elements, block size [0-9]*) called exit() inside the call" "$work/exits.txt" ||
+  fail "the exit inside a call does not name the call"
+
+echo "== refusals are findings of their own class, whichever property met them"
+BITPARITY_FAULTY_PLUGIN_REFUSES=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --format dynamic8-signed \
+  --cases 1 --json "$work/refuses.json" >"$work/refuses.txt" 2>&1
+code=$?
+[ "$code" -eq 1 ] || fail "a plugin refusing every call passed (exit $code)"
+python3 - "$work/refuses.json" <<'PYTHON' || fail "refusals were classed by the property that met them"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+classes = {f["class"] for f in doc["findings"]}
+assert classes == {"refusal"}, classes
+assert {"P2", "P3", "P7"} <= {f["property"].split()[0] for f in doc["findings"]}, doc["findings"]
+PYTHON
+
 echo "== bad plugins are refused before anything runs"
 "$bitparity" check --implementation plugin:/nonexistent/libnothing.so >"$work/missing.txt" 2>&1
 code=$?
