@@ -227,20 +227,33 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
   PropertyTarget case_target = target;
   case_target.size_scale = std::max<std::int64_t>(1, options.size_scale);
   // Runs the body on one case; keeps the case's inputs when it fails (the last failing run of a
-  // shrink is the shrunk counterexample: RapidCheck accepts every failing candidate).
+  // shrink is the shrunk counterexample). RapidCheck accepts every failing candidate, but a shrink
+  // must keep the failure it started from: a violation shrunk into a refusal (a library that refuses
+  // empty tensors refuses every case shrunk to one) would hide what the case first showed. So once
+  // a case failed, a candidate that fails the other way counts as passing.
+  enum class Failure { none, violation, refusal };
+  Failure first_failure = Failure::none;
   const auto run_case = [&] {
     CaseTape tape = CaseTape::recording();
     case_target.tape = options.record_failing_case ? &tape : nullptr;
+    Failure failure = Failure::violation;
     try {
       try {
         property.body(case_target, result.stats);
       } catch (const Error& refusal) {
         // A refusal of a valid case is a failure too (P2: results, or a refusal only for bad input).
+        failure = Failure::refusal;
+        if (first_failure == Failure::violation) {
+          case_target.tape = nullptr;
+          return;
+        }
         report_violation(result.stats, 1, std::string(kRefusedValidCase) + refusal.what());
       }
     } catch (const PropertyViolation&) {
-      if (options.record_failing_case) result.failing_case = RecordedCase{tape.encoded_inputs(), tape.encoded_notes()};
       case_target.tape = nullptr;
+      if (first_failure == Failure::refusal && failure == Failure::violation) return;
+      first_failure = failure;
+      if (options.record_failing_case) result.failing_case = RecordedCase{tape.encoded_inputs(), tape.encoded_notes()};
       throw;
     }
     case_target.tape = nullptr;
