@@ -53,6 +53,16 @@ tail -n 1 "$work/exits.txt"
 grep -q "^error: plugin:$faulty quantize (.*, [0-9]* elements, block size [0-9]*) called exit() inside the call" "$work/exits.txt" ||
   fail "the exit inside a call does not name the call"
 
+echo "== a plugin that crashes inside a call (a fault, an abort)"
+for crash in segv abort; do
+  BITPARITY_FAULTY_PLUGIN_CRASHES=$crash "$bitparity" check --implementation "plugin:$faulty" --suite quant --cases 1 >"$work/crash.txt" 2>&1
+  code=$?
+  tail -n 1 "$work/crash.txt"
+  [ "$code" -eq 5 ] || fail "a plugin's $crash inside a call ended the run with $code, not 5"
+  grep -q "^error: plugin:$faulty quantize (.*, [0-9]* elements, block size [0-9]*) crashed with SIG\(SEGV\|ABRT\) inside the call" \
+    "$work/crash.txt" || fail "the $crash inside a call does not name the call and the signal"
+done
+
 echo "== refusals are findings of their own class, whichever property met them"
 BITPARITY_FAULTY_PLUGIN_REFUSES=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --format dynamic8-signed \
   --cases 1 --json "$work/refuses.json" >"$work/refuses.txt" 2>&1
