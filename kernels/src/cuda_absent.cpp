@@ -32,6 +32,6 @@ bool apply_unless_found_inf(int, const OptimizerParams&, const LaunchConfig&, co
 bool found_inf_set(int, const float*, void*) { unavailable(); }
 NormSums norm_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
 void apply_pass(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }
-void optimizer8_blocks(int, const Optimizer8Params&, const LaunchConfig&, std::int64_t&) { unavailable(); }
+bool scan_and_step8(int, const Optimizer8Params&, const LaunchConfig&, std::int64_t&) { unavailable(); }
 }  // namespace cuda
 }  // namespace bitparity

@@ -84,6 +84,16 @@ inline const CodeTable* device_code_tables(int device, std::initializer_list<Qua
   return static_cast<const CodeTable*>(pointer);
 }
 
+// Page-locked host words of this host thread that launchers copy device answers into: a copy into
+// page-locked memory is queued like a kernel (one into pageable memory waits for it), so several
+// answers come back with the one wait that follows them. Kept for the thread's life.
+inline std::uint32_t* readback_words() {
+  constexpr std::size_t kWords = 4;
+  thread_local std::uint32_t* words = nullptr;
+  if (words == nullptr) check(cudaMallocHost(reinterpret_cast<void**>(&words), kWords * sizeof(std::uint32_t)), "cudaMallocHost");
+  return words;
+}
+
 // Slots: one per use, so that two scratch buffers of one call never share memory.
 inline constexpr int kScanFlagSlot = 0;
 inline constexpr int kBlockSumsSlot = 1;

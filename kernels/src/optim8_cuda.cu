@@ -2,6 +2,8 @@
 // the warp kernel (optim8_warp_cuda.cu); every other call takes the general kernel here: a CUDA block walks quant blocks
 // (grid-stride over a grid that fills the device); each state's code table is read through the L1
 // cache from the device's own copy.
+// The gradient's non-finite scan runs first on the same stream; the kernels skip themselves when it
+// found one, so the step waits once, for both answers.
 // Pass 1 computes the new states to merge their absmax (max is exact); pass 2 stores, reusing the
 // element values of pass 1 kept in registers (the first kCached per thread) and recomputing the rest
 // from the old codes and absmax, which are bitwise the same. Each thread reads and writes only its
@@ -13,6 +15,7 @@
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optim8_launch.hpp"
+#include "bitparity/kernels/optim_launch.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "block_scan_cuda.cuh"
 #include "cuda_support.hpp"
@@ -30,8 +33,9 @@ constexpr int kCached = 4;  // element values per thread kept from pass 1 to pas
 
 template <OptimizerKind K>
 __global__ void __launch_bounds__(kThreads8) optimizer8_kernel(const __grid_constant__ Optimizer8Params p, const CodeTable* __restrict__ tables,
-                                  std::int64_t first, std::int64_t last, int* nonfinite_blocks) {
+                                  std::int64_t first, std::int64_t last, int* nonfinite_blocks, const float* skip) {
   // tables: the code table of each state (tables[k] for state k), in device memory.
+  if (*skip != 0.0f) return;  // the gradient scan found a NaN/Inf: the step writes nothing
   constexpr int states = state_count(K);
   __shared__ float absmax_slots[kThreads8];
   __shared__ int flag_slots[kThreads8];
@@ -86,14 +90,14 @@ __global__ void __launch_bounds__(kThreads8) optimizer8_kernel(const __grid_cons
 
 namespace cuda {
 
-void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig& launch, std::int64_t& nonfinite_blocks) {
-  check(cudaSetDevice(device), "cudaSetDevice");
+bool scan_and_step8(int device, const Optimizer8Params& p, const LaunchConfig& launch, std::int64_t& nonfinite_blocks) {
+  const float* const skip = queue_gradient_scan(device, p.base, launch);
   const CodeTable* tables = device_code_tables(device, {p.state_format[0], p.state_format[1], p.state_format[2]});
   const std::int64_t blocks = block_count(p.base.numel, p.blocksize);
   auto* counter = static_cast<int*>(scratch(device, sizeof(int), kCounterSlot));
   check(cudaMemsetAsync(counter, 0, sizeof(int), stream_of(launch)), "cudaMemset");
   if (warp_step_applies(p, launch)) {
-    launch_warp_step(device, p, tables, blocks, counter, stream_of(launch));
+    launch_warp_step(device, p, tables, blocks, counter, skip, stream_of(launch));
     check(cudaGetLastError(), "8-bit optimizer kernel launch");
   } else {
     // kCached elements of a quant block per thread, from 32 up to kThreads8 threads, unless the caller chose.
@@ -108,16 +112,19 @@ void optimizer8_blocks(int device, const Optimizer8Params& p, const LaunchConfig
       with_optimizer_kind(p.base.kind, [&](auto kind) {
         constexpr OptimizerKind K = decltype(kind)::value;
         if constexpr (!norm_based_kind(K)) {
-          optimizer8_kernel<K><<<static_cast<unsigned>(grid), threads, 0, stream_of(launch)>>>(p, tables, first, last, counter);
+          optimizer8_kernel<K><<<static_cast<unsigned>(grid), threads, 0, stream_of(launch)>>>(p, tables, first, last, counter, skip);
         }
       });
       check(cudaGetLastError(), "8-bit optimizer kernel launch");
     }
   }
-  int flagged = 0;
-  check(cudaMemcpyAsync(&flagged, counter, sizeof(int), cudaMemcpyDeviceToHost, stream_of(launch)), "8-bit optimizer kernel");
+  std::uint32_t* const answers = readback_words();  // the scan's flag, then the count
+  check(cudaMemcpyAsync(&answers[0], skip, sizeof(float), cudaMemcpyDeviceToHost, stream_of(launch)), "8-bit optimizer kernel");
+  check(cudaMemcpyAsync(&answers[1], counter, sizeof(int), cudaMemcpyDeviceToHost, stream_of(launch)), "8-bit optimizer kernel");
   wait_for(launch, "8-bit optimizer kernel");  // the one host synchronisation of the step
-  nonfinite_blocks += flagged;
+  if (float_from_bits(answers[0]) != 0.0f) return true;
+  nonfinite_blocks += static_cast<std::int32_t>(answers[1]);
+  return false;
 }
 
 }  // namespace cuda

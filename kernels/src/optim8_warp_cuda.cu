@@ -25,7 +25,9 @@ constexpr int kWarpCached = 8;
 template <OptimizerKind K, DType D>
 __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) optimizer8_warp_kernel(const __grid_constant__ Optimizer8Params p,
                                                                                 const CodeTable* __restrict__ tables,
-                                                                                std::int64_t blocks, int* nonfinite_blocks) {
+                                                                                std::int64_t blocks, int* nonfinite_blocks,
+                                                                                const float* skip) {
+  if (*skip != 0.0f) return;  // the gradient scan found a NaN/Inf: the step writes nothing (every thread returns)
   constexpr int states = state_count(K);
   __shared__ float code_values[states][256];
   for (int k = 0; k < states; ++k) {
@@ -83,14 +85,14 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) optimizer8_warp_kernel
 
 template <OptimizerKind K>
 void launch_warp_step_of(int device, const Optimizer8Params& p, const CodeTable* tables, std::int64_t blocks, int* counter,
-                         cudaStream_t stream) {
+                         const float* skip, cudaStream_t stream) {
   const int threads = kWarp * kWarpsPerBlock;
   const auto grid = static_cast<unsigned>(std::max<std::int64_t>(
       1, std::min((blocks + kWarpsPerBlock - 1) / kWarpsPerBlock, device_filling_grid(device, threads))));
   switch (p.base.param_dtype) {
-    case DType::f16: optimizer8_warp_kernel<K, DType::f16><<<grid, threads, 0, stream>>>(p, tables, blocks, counter); break;
-    case DType::bf16: optimizer8_warp_kernel<K, DType::bf16><<<grid, threads, 0, stream>>>(p, tables, blocks, counter); break;
-    default: optimizer8_warp_kernel<K, DType::f32><<<grid, threads, 0, stream>>>(p, tables, blocks, counter); break;
+    case DType::f16: optimizer8_warp_kernel<K, DType::f16><<<grid, threads, 0, stream>>>(p, tables, blocks, counter, skip); break;
+    case DType::bf16: optimizer8_warp_kernel<K, DType::bf16><<<grid, threads, 0, stream>>>(p, tables, blocks, counter, skip); break;
+    default: optimizer8_warp_kernel<K, DType::f32><<<grid, threads, 0, stream>>>(p, tables, blocks, counter, skip); break;
   }
 }
 
@@ -102,10 +104,10 @@ bool warp_step_applies(const Optimizer8Params& p, const LaunchConfig& launch) {
 }
 
 void launch_warp_step(int device, const Optimizer8Params& p, const CodeTable* tables, std::int64_t blocks, int* counter,
-                      cudaStream_t stream) {
+                      const float* skip, cudaStream_t stream) {
   with_optimizer_kind(p.base.kind, [&](auto kind) {
     constexpr OptimizerKind K = decltype(kind)::value;
-    if constexpr (!norm_based_kind(K)) launch_warp_step_of<K>(device, p, tables, blocks, counter, stream);
+    if constexpr (!norm_based_kind(K)) launch_warp_step_of<K>(device, p, tables, blocks, counter, skip, stream);
   });
 }
 

@@ -15,8 +15,8 @@ namespace bitparity::cuda {
 bool warp_step_applies(const Optimizer8Params& p, const LaunchConfig& launch);
 
 // Queues the step of every quant block on `stream`; `counter` (device memory) counts the blocks with
-// a non-finite new state.
+// a non-finite new state; nonzero `*skip` (device memory, the gradient scan's flag) skips the step.
 void launch_warp_step(int device, const Optimizer8Params& p, const CodeTable* tables, std::int64_t blocks, int* counter,
-                      cudaStream_t stream);
+                      const float* skip, cudaStream_t stream);
 
 }  // namespace bitparity::cuda

@@ -86,12 +86,10 @@ std::int64_t per_launch(const OptimizerParams& p, const LaunchConfig& launch) {
 
 namespace cuda {
 
-namespace {
-
-float* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchConfig& launch) {
+const float* queue_gradient_scan(int device, const OptimizerParams& p, const LaunchConfig& launch) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const int threads = threads_of(launch);
-  auto* flag = static_cast<float*>(scratch(device, sizeof(float), kScanFlagSlot));
+  auto* const flag = static_cast<float*>(scratch(device, sizeof(float), kScanFlagSlot));
   check(cudaMemsetAsync(flag, 0, sizeof(float), stream_of(launch)), "cudaMemset");
   std::int64_t first = 0;
   if (const std::int64_t vectors = scan_vectors(p, launch); vectors > 0) {  // then the generic kernel for the tail
@@ -107,6 +105,8 @@ float* launch_gradient_scan(int device, const OptimizerParams& p, const LaunchCo
   }
   return flag;
 }
+
+namespace {
 
 // Reads a flag once the work queued on `stream` before it is done.
 bool read_flag(const float* flag, cudaStream_t stream) {
@@ -139,11 +139,11 @@ void launch_apply(const OptimizerParams& p, const LaunchConfig& launch, const fl
 }  // namespace
 
 bool gradient_has_nonfinite(int device, const OptimizerParams& p, const LaunchConfig& launch) {
-  return read_flag(launch_gradient_scan(device, p, launch), stream_of(launch));
+  return read_flag(queue_gradient_scan(device, p, launch), stream_of(launch));
 }
 
 bool scan_and_apply(int device, const OptimizerParams& p, const LaunchConfig& launch) {
-  const float* flag = launch_gradient_scan(device, p, launch);
+  const float* flag = queue_gradient_scan(device, p, launch);
   launch_apply(p, launch, flag);
   return read_flag(flag, stream_of(launch));  // waits for both kernels
 }

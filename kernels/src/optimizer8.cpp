@@ -123,15 +123,12 @@ Step8Report optimizer8_step(OptimizerKind kind, const Hyperparameters& h, const 
   const Optimizer8Params p = prepare_optimizer8_step(kind, h, param, grad, states, blocksize);
   Step8Report report;
   if (p.base.numel == 0) return report;
-  const bool on_cpu = param.device.kind == DeviceKind::cpu;
-  report.nonfinite_gradient = on_cpu ? cpu::gradient_has_nonfinite(p.base, launch)
-                                     : cuda::gradient_has_nonfinite(param.device.index, p.base, launch);
-  if (report.nonfinite_gradient) return report;
-  if (on_cpu) {
-    cpu::optimizer8_blocks(p, launch, report.nonfinite_state_blocks);
-  } else {
-    cuda::optimizer8_blocks(param.device.index, p, launch, report.nonfinite_state_blocks);
+  if (param.device.kind != DeviceKind::cpu) {
+    report.nonfinite_gradient = cuda::scan_and_step8(param.device.index, p, launch, report.nonfinite_state_blocks);
+    return report;
   }
+  report.nonfinite_gradient = cpu::gradient_has_nonfinite(p.base, launch);
+  if (!report.nonfinite_gradient) cpu::optimizer8_blocks(p, launch, report.nonfinite_state_blocks);
   return report;
 }
 

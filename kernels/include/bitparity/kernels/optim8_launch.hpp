@@ -20,7 +20,9 @@ namespace cpu {
 void optimizer8_blocks(const Optimizer8Params& params, const LaunchConfig& launch, std::int64_t& nonfinite_blocks);
 }
 namespace cuda {
-void optimizer8_blocks(int device, const Optimizer8Params& params, const LaunchConfig& launch,
-                       std::int64_t& nonfinite_blocks);
+// The gradient's non-finite scan and the step back to back on the device (the step's kernels skip
+// themselves when the scan found a NaN/Inf), with one host synchronisation for both answers: returns
+// the scan's verdict, and adds the blocks with a non-finite new state to `nonfinite_blocks`.
+bool scan_and_step8(int device, const Optimizer8Params& params, const LaunchConfig& launch, std::int64_t& nonfinite_blocks);
 }
 }  // namespace bitparity

@@ -21,6 +21,9 @@ void apply_pass(const OptimizerParams& params, const LaunchConfig& launch);
 }  // namespace cpu
 namespace cuda {
 bool gradient_has_nonfinite(int device, const OptimizerParams& params, const LaunchConfig& launch);
+// Queues the gradient's non-finite scan on the launch's stream and returns the device flag it sets
+// (nonzero: a NaN/Inf; scratch of this host thread, good until its next scan).
+const float* queue_gradient_scan(int device, const OptimizerParams& params, const LaunchConfig& launch);
 // Elementwise optimizers: scan and update back to back on the device (the update kernel skips itself
 // when the scan found a NaN/Inf), one host synchronisation; returns the scan's verdict.
 bool scan_and_apply(int device, const OptimizerParams& params, const LaunchConfig& launch);
