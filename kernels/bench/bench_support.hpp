@@ -46,6 +46,20 @@ inline bool general_kernel_row_wanted(const Device& device, std::int64_t element
          (entry == "dynamic8-signed" || entry == "nf4" || entry == "adam");
 }
 
+// The quantize and dequantize rows also launched unsynchronised (LaunchConfig::synchronize false,
+// "_stream" rows): queued on the stream as the copy baseline is, with no wait and, for quantize, no
+// count read back. An 8-bit and a 4-bit map, f32 and bf16, both sizes.
+inline LaunchConfig unsynchronised_launch() {
+  LaunchConfig launch;
+  launch.synchronize = false;
+  return launch;
+}
+
+inline bool unsynchronised_row_wanted(const Device& device, std::string_view entry, DType dtype) {
+  return device.kind == DeviceKind::cuda && (dtype == DType::f32 || dtype == DType::bf16) &&
+         (entry == "dynamic8-signed" || entry == "nf4");
+}
+
 // Finite values of `dtype` from a counter hash: cheap enough for 2^28 elements, and the same bytes
 // in every run. Magnitudes spread over about 2^-20 .. 2^0, both signs.
 inline std::vector<std::uint8_t> finite_values(DType dtype, std::int64_t bytes) {

@@ -49,6 +49,11 @@ void register_quant_benchmarks() {
                            [=](benchmark::State& state) {
                              blockwise_benchmark(state, info.format, dtype, device, elements, quantize);
                            });
+            if (unsynchronised_row_wanted(device, info.name, dtype)) {
+              register_timed((quantize ? "quantize_stream/" : "dequantize_stream/") + suffix, [=](benchmark::State& state) {
+                blockwise_benchmark(state, info.format, dtype, device, elements, quantize, unsynchronised_launch());
+              });
+            }
             if (general_kernel_row_wanted(device, elements, info.name, dtype)) {
               register_timed((quantize ? "quantize_general/" : "dequantize_general/") + suffix, [=](benchmark::State& state) {
                 blockwise_benchmark(state, info.format, dtype, device, elements, quantize, general_kernel_launch());

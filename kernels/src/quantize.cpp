@@ -58,6 +58,7 @@ void require_device_available(const Device& device) {
 std::string LaunchConfig::describe() const {
   std::ostringstream out;
   out << "threads=" << threads << " max_grid=" << max_grid << " blocks_per_launch=" << blocks_per_launch;
+  if (!synchronize) out << " synchronize=false";
   return out.str();
 }
 
@@ -102,7 +103,9 @@ QuantizeReport quantize_blockwise(const TensorView& input, QuantFormat format, s
   if (input.device.kind == DeviceKind::cpu) {
     cpu::quantize(table, params, launch);
   } else {
-    if (cuda::quantize(input.device.index, format, params, launch) == 0) return report;
+    const std::int64_t flagged = cuda::quantize(input.device.index, format, params, launch);
+    report.counted = launch.synchronize;
+    if (flagged == 0) return report;
     device_flags.resize(static_cast<std::size_t>(blocks));
     cuda::copy_to_host(input.device.index, device_flags.data(), params.nonfinite, blocks, launch.cuda_stream);
     flags = device_flags.data();

@@ -25,6 +25,7 @@ using cuda::check;
 using cuda::device_code_tables;
 using cuda::device_filling_grid;
 using cuda::merged_block_scan;
+using cuda::readback_words;
 
 constexpr int kMaxThreads = 1024;
 
@@ -48,7 +49,8 @@ constexpr int kUnroll = 4;  // elements a thread loads before it computes or sto
 // failed to launch on the H100 (cudaErrorLaunchOutOfResources).
 
 // The code table is read through the L1 cache from the device's own copy (device_code_tables).
-// Every kernel that scans blocks counts those with a non-finite value in `nonfinite_blocks`.
+// Every kernel that scans blocks counts those with a non-finite value in `nonfinite_blocks` (unless
+// it is null: an unsynchronised launch, whose count nobody reads).
 __global__ void __launch_bounds__(kMaxThreads) quantize_kernel(const CodeTable* __restrict__ tables, const __grid_constant__ QuantizeParams p,
                                 std::int64_t first, std::int64_t last, unsigned int* nonfinite_blocks) {
   __shared__ float absmax_slots[kMaxThreads];
@@ -72,7 +74,7 @@ __global__ void __launch_bounds__(kMaxThreads) quantize_kernel(const CodeTable* 
     const BlockScan total = merged_block_scan(scan, absmax_slots, flag_slots);
     if (threadIdx.x == 0) {
       finish_block(p, block, total);
-      if (total.nonfinite) atomicAdd(nonfinite_blocks, 1u);
+      if (total.nonfinite && nonfinite_blocks != nullptr) atomicAdd(nonfinite_blocks, 1u);
     }
     const float absmax = stored_absmax(total);
     if (table.bits == 4) {
@@ -139,7 +141,7 @@ __device__ BlockScan finish_warp_block(const QuantizeParams& p, std::int64_t blo
                         __any_sync(0xFFFFFFFFu, scan.nonfinite) != 0};
   if (lane == 0) {
     finish_block(p, block, total);
-    if (total.nonfinite) atomicAdd(nonfinite_blocks, 1u);
+    if (total.nonfinite && nonfinite_blocks != nullptr) atomicAdd(nonfinite_blocks, 1u);
   }
   return total;
 }
@@ -166,40 +168,100 @@ __device__ void load_four_values(const void* input, std::int64_t first, float (&
 }
 
 // A whole block by fours (where by_fours_applies): lane l takes elements 4l..4l+3 of every 128, one
-// vector load each, scans them, and after the warp's merge reloads them and stores their codes with
+// vector load each, scans them, and after the warp's merge decides them from the registers it
+// loaded them into (blocks of up to 512 elements) or from a reload, and stores their codes with
 // one store (widen_four, nearest_codes_of_four: the element path's values and codes), a 32-bit word
 // of 8-bit codes or 16 bits of 4-bit ones. Where the scalar loop below spends two loads, a byte
 // store and their address arithmetic on every element (or two elements), this spends them on four.
 template <int Bits>
 using FourCodes = std::conditional_t<Bits == 8, std::uint32_t, std::uint16_t>;
 
-template <DType D, int Bits>
+// The codes of a lane's `fours` fours of a block (Fours of them, fully unrolled, where Fours > 0:
+// values kept in registers are then indexed by constants), decided from their values. `absmax > 0`
+// is tested once here, so that normalize's own test of it, the same comparison, folds away in the
+// loop (an all-zero block takes the same call: the codes are the same).
+template <int Bits, int Fours, class Values, class Store>
+__device__ void store_codes_of_fours(const CodeTable& table, float absmax, int fours, Values&& values, Store&& store) {
+  const auto decide = [&](int f) {
+    float x[4];
+    values(f, x);
+    store(f, static_cast<FourCodes<Bits>>(nearest_codes_of_four<Bits>(table, x, absmax)));
+  };
+  if constexpr (Fours > 0) {
+    if (absmax > 0.0f) {
+#pragma unroll
+      for (int f = 0; f < Fours; ++f) decide(f);
+    } else {
+#pragma unroll
+      for (int f = 0; f < Fours; ++f) decide(f);
+    }
+  } else if (absmax > 0.0f) {
+#pragma unroll 2
+    for (int f = 0; f < fours; ++f) decide(f);
+  } else {
+    for (int f = 0; f < fours; ++f) decide(f);
+  }
+}
+
+// Groups of 128 elements a lane keeps in registers from the scan to the decision (blocks of up to
+// 512 elements: 16 values a lane); larger blocks reload their values (the caches hold them).
+constexpr int kResidentGroups = 4;
+
+template <DType D, int Bits, int Groups>
 __device__ void quantize_block_by_fours(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
                                         std::int64_t begin, std::int64_t end, int lane, unsigned int* nonfinite_blocks) {
   const void* const input = p.input;
-  const std::int64_t offset = p.input_index.offset;
+  const std::int64_t offset = p.input_index.offset + begin + 4 * lane;  // this lane's first element: four f of it lie at +128 f
+  const int fours = static_cast<int>((end - begin) / (4 * kWarp));    // of this lane
+  constexpr int kKept = Groups > 0 ? Groups : 1;
+  float kept[kKept][4];
   BlockScan scan;
-#pragma unroll 2
-  for (std::int64_t first = begin + 4 * lane; first < end; first += 4 * kWarp) {
-    float x[4];
-    load_four_values<D>(input, offset + first, x);
+  if constexpr (Groups > 0) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) scan_element(scan, x[j]);
+    for (int f = 0; f < Groups; ++f) load_four_values<D>(input, offset + 4 * kWarp * f, kept[f]);
+#pragma unroll
+    for (int f = 0; f < Groups; ++f) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) scan_element(scan, kept[f][j]);
+    }
+  } else {
+#pragma unroll 2
+    for (int f = 0; f < fours; ++f) {
+      float x[4];
+      load_four_values<D>(input, offset + 4 * kWarp * f, x);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) scan_element(scan, x[j]);
+    }
   }
   const BlockScan total = finish_warp_block(p, block, scan, lane, nonfinite_blocks);
-  auto* const stores = reinterpret_cast<FourCodes<Bits>*>(p.codes);  // store first / 4 holds elements first..first+3
+  auto* const stores = reinterpret_cast<FourCodes<Bits>*>(p.codes) + (begin + 4 * lane) / 4;  // four f: stores[kWarp * f]
   if (total.nonfinite) {
     const std::uint32_t zero = table.zero_code;
     const auto zeros = static_cast<FourCodes<Bits>>(Bits == 8 ? zero * 0x01010101u : ((zero << 4) | zero) * 0x0101u);
-    for (std::int64_t first = begin + 4 * lane; first < end; first += 4 * kWarp) stores[first / 4] = zeros;
+    for (int f = 0; f < fours; ++f) stores[kWarp * f] = zeros;
     return;
   }
-  const float absmax = stored_absmax(total);
-#pragma unroll 2
-  for (std::int64_t first = begin + 4 * lane; first < end; first += 4 * kWarp) {
-    float x[4];
-    load_four_values<D>(input, offset + first, x);
-    stores[first / 4] = static_cast<FourCodes<Bits>>(nearest_codes_of_four<Bits>(table, x, absmax));
+  const auto store = [&](int f, FourCodes<Bits> codes) { stores[kWarp * f] = codes; };
+  if constexpr (Groups > 0) {
+    store_codes_of_fours<Bits, Groups>(table, stored_absmax(total), Groups, [&](int f, float (&x)[4]) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) x[j] = kept[f][j];
+    }, store);
+  } else {
+    store_codes_of_fours<Bits, 0>(table, stored_absmax(total), fours,
+                               [&](int f, float (&x)[4]) { load_four_values<D>(input, offset + 4 * kWarp * f, x); }, store);
+  }
+}
+
+// quantize_block_by_fours with the block's 128-element groups kept in registers where they fit.
+template <DType D, int Bits>
+__device__ void quantize_block_by_fours_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
+                                           std::int64_t begin, std::int64_t end, int lane, unsigned int* nonfinite_blocks) {
+  switch (p.blocksize / (4 * kWarp)) {
+    case 1: quantize_block_by_fours<D, Bits, 1>(table, p, block, begin, end, lane, nonfinite_blocks); break;
+    case 2: quantize_block_by_fours<D, Bits, 2>(table, p, block, begin, end, lane, nonfinite_blocks); break;
+    case kResidentGroups: quantize_block_by_fours<D, Bits, kResidentGroups>(table, p, block, begin, end, lane, nonfinite_blocks); break;
+    default: quantize_block_by_fours<D, Bits, 0>(table, p, block, begin, end, lane, nonfinite_blocks); break;
   }
 }
 
@@ -219,7 +281,7 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
     const std::int64_t begin = block_begin(block, p.blocksize);
     const std::int64_t end = block_end(block, p.blocksize, p.numel);
     if (by_fours && end - begin == p.blocksize) {  // a partial last block takes the loops below
-      quantize_block_by_fours<D, Bits>(table, p, block, begin, end, lane, nonfinite_blocks);
+      quantize_block_by_fours_of<D, Bits>(table, p, block, begin, end, lane, nonfinite_blocks);
       continue;
     }
     BlockScan scan;
@@ -250,39 +312,74 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
   }
 }
 
-// The contiguous dequantize: each thread takes the codes of one 16-byte load (dequantize_group) and
-// stores their outputs as 16-byte vectors, so that every thread keeps 64 to 128 bytes of stores in
-// flight where the kernel above kept 4 elements; no shared reduction and no barrier but the table's.
-// The code values sit in shared memory. Groups lie in one block each (16 or 32 divides the block
-// size), and the launcher gives the last block to the kernel above where its length is not a whole
-// number of groups.
-constexpr int kVectorThreads = 256;
+// The contiguous dequantize, by units of 16 bytes of output (4 fp32 or 8 16-bit values): a thread
+// loads the codes of a unit as one word (2 to 8 bytes) and stores its outputs with one 16-byte store,
+// so that each load and store of a warp is one contiguous run (512 bytes of outputs). The vector
+// kernel this replaced stored 64 to 128 bytes a thread, runs of 16 bytes 64 or more apart across a
+// warp: on the H100 at 2^24, 8-bit codes into fp32 took 0.082 ms there and 0.042-0.045 ms here
+// (2^28: 1.17 ms and 0.52). The arithmetic is dequantize_group's (its first outputs; the others are
+// never computed). The code values sit in shared memory; each thread keeps kUnitsInFlight units'
+// loads in flight. A unit lies in one block (it divides the block size, a power of two: block_shift
+// is its log2), and the launcher gives the last block to the kernel above where its length is not a
+// whole number of units.
+constexpr int kUnitThreads = 256;
+constexpr int kUnitsInFlight = 4;
 
 template <DType D, int Bits>
-__global__ void __launch_bounds__(kVectorThreads) dequantize_vector_kernel(const CodeTable* __restrict__ tables,
-                                                                          const __grid_constant__ DequantizeParams p,
-                                                                          std::int64_t groups) {
-  constexpr int kElements = kGroupElements<Bits>;
+struct OutputUnit {
+  static constexpr int kElements = 16 / static_cast<int>(sizeof(OutputWord<D>));
+  static constexpr int kCodeBytes = kElements * Bits / 8;
+  using Codes = std::conditional_t<kCodeBytes == 2, std::uint16_t, std::conditional_t<kCodeBytes == 4, std::uint32_t, uint2>>;
+  // The codes as dequantize_group's little-endian words.
+  static __device__ void words_of(const Codes& codes, std::uint32_t (&bytes)[4]) {
+    if constexpr (kCodeBytes == 8) {
+      bytes[0] = codes.x, bytes[1] = codes.y;
+    } else {
+      bytes[0] = codes, bytes[1] = 0u;
+    }
+    bytes[2] = 0u, bytes[3] = 0u;
+  }
+};
+
+template <DType D, int Bits>
+__global__ void __launch_bounds__(kUnitThreads) dequantize_units_kernel(const CodeTable* __restrict__ tables,
+                                                                       const __grid_constant__ DequantizeParams p,
+                                                                       std::int64_t units, int block_shift) {
+  using Unit = OutputUnit<D, Bits>;
   using Word = OutputWord<D>;
-  constexpr int kVectors = kElements * static_cast<int>(sizeof(Word)) / 16;
   __shared__ float code_values[256];
   const CodeTable& table = *tables;
   for (int c = threadIdx.x; c < 256; c += blockDim.x) code_values[c] = table.code_values[c];
   __syncthreads();
-  const auto* const packed = reinterpret_cast<const uint4*>(p.codes);
+  const auto* const packed = reinterpret_cast<const typename Unit::Codes*>(p.codes);
   auto* const out = reinterpret_cast<uint4*>(static_cast<Word*>(p.output) + p.output_index.offset);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t g = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < groups; g += stride) {
-    const float absmax = p.absmax[g * kElements / p.blocksize];
-    const uint4 loaded = packed[g];
-    const std::uint32_t bytes[4] = {loaded.x, loaded.y, loaded.z, loaded.w};
-    union {
-      Word words[kElements];
-      uint4 vectors[kVectors];
-    } staged;
-    dequantize_group<D, Bits>(table, code_values, bytes, absmax, staged.words);
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; first < units;
+       first += kUnitsInFlight * stride) {
+    typename Unit::Codes codes[kUnitsInFlight];
+    float absmax[kUnitsInFlight];
 #pragma unroll
-    for (int k = 0; k < kVectors; ++k) out[g * kVectors + k] = staged.vectors[k];
+    for (int j = 0; j < kUnitsInFlight; ++j) {
+      const std::int64_t u = first + j * stride;
+      codes[j] = u < units ? packed[u] : typename Unit::Codes{};
+      absmax[j] = u < units ? p.absmax[(u * Unit::kElements) >> block_shift] : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kUnitsInFlight; ++j) {
+      const std::int64_t u = first + j * stride;
+      if (u >= units) break;
+      std::uint32_t bytes[4];
+      Unit::words_of(codes[j], bytes);
+      Word words[kGroupElements<Bits>];
+      dequantize_group<D, Bits>(table, code_values, bytes, absmax[j], words);
+      union {
+        Word words[Unit::kElements];
+        uint4 vector;
+      } staged;
+#pragma unroll
+      for (int k = 0; k < Unit::kElements; ++k) staged.words[k] = words[k];
+      out[u] = staged.vector;
+    }
   }
 }
 
@@ -356,12 +453,14 @@ void launch_warp_quantize(int device, const CodeTable* table, int bits, const Qu
   }
 }
 
-// The count of non-finite blocks comes back with the launch's one synchronisation.
+// The count of non-finite blocks comes back with the launch's one synchronisation (none, and no
+// count, unsynchronised).
 std::int64_t nonfinite_count(const LaunchConfig& launch, const unsigned int* counter) {
-  unsigned int count = 0;
-  check(cudaMemcpyAsync(&count, counter, sizeof(count), cudaMemcpyDeviceToHost, stream_of(launch)), "quantize kernel");
+  if (counter == nullptr) return 0;
+  std::uint32_t* const count = readback_words();
+  check(cudaMemcpyAsync(count, counter, sizeof(*count), cudaMemcpyDeviceToHost, stream_of(launch)), "quantize kernel");
   wait_for(launch, "quantize kernel");
-  return count;
+  return *count;
 }
 
 }  // namespace
@@ -371,8 +470,12 @@ std::int64_t quantize(int device, QuantFormat format, const QuantizeParams& para
   const CodeTable* table = device_code_tables(device, {format});
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
   const CodeTable& host_table = code_table(format);
-  auto* counter = static_cast<unsigned int*>(scratch(device, sizeof(unsigned int), kCounterSlot));
-  check(cudaMemsetAsync(counter, 0, sizeof(unsigned int), stream_of(launch)), "cudaMemset");
+  // An unsynchronised call counts nothing: the scratch counter is free only for calls that wait.
+  unsigned int* counter = nullptr;
+  if (launch.synchronize) {
+    counter = static_cast<unsigned int*>(scratch(device, sizeof(unsigned int), kCounterSlot));
+    check(cudaMemsetAsync(counter, 0, sizeof(unsigned int), stream_of(launch)), "cudaMemset");
+  }
   if (warp_quantize_applies(params, host_table, launch)) {
     switch (params.input_dtype) {
       case DType::f16: launch_warp_quantize<DType::f16>(device, table, host_table.bits, params, blocks, counter, stream_of(launch)); break;
@@ -395,36 +498,36 @@ std::int64_t quantize(int device, QuantFormat format, const QuantizeParams& para
 
 namespace {
 
-bool aligned_16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
+bool aligned(const void* pointer, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0; }
 
-// Groups the vector kernel takes: every group where the blocks divide into them and the codes and
-// output allow 16-byte accesses, and the caller asked for no launch shape of its own (those launches
-// take the kernel above, so that P3 compares the two); but the last block where its length is not a
-// whole number of groups. 0: the kernel above takes everything.
-// 4-bit codes into f32 stay with the kernel above: each thread of the vector kernel stores 128 bytes
-// there, and on the H200 it took 0.129 ms at 2^24 where the kernel above took 0.092 in the same run.
-bool vector_kernel_takes(int bits, DType output) { return bits == 8 || (bits == 4 && output != DType::f32); }
+// Units the units kernel takes: every unit where the blocks divide into them and the codes and
+// output are aligned for its loads and stores, and the caller asked for no launch shape of its own
+// (those launches take the kernel above, so that P3 compares the two); but the last block where its
+// length is not a whole number of units. 0: the kernel above takes everything.
+int unit_elements(DType output) { return output == DType::f32 ? 4 : 8; }
 
-std::int64_t vector_groups(const DequantizeParams& p, const LaunchConfig& launch) {
+std::int64_t contiguous_units(const DequantizeParams& p, const LaunchConfig& launch) {
   if (launch.threads > 0 || launch.max_grid > 0 || launch.blocks_per_launch > 0) return 0;
-  if (!p.output_index.contiguous || !vector_kernel_takes(p.bits, p.output_dtype)) return 0;
-  const int elements = p.bits == 8 ? kGroupElements<8> : kGroupElements<4>;
+  if (!p.output_index.contiguous) return 0;
+  const int elements = unit_elements(p.output_dtype);
   const std::int64_t word = p.output_dtype == DType::f32 ? 4 : 2;
   const auto* output = static_cast<const char*>(p.output) + p.output_index.offset * word;
-  if (p.blocksize % elements != 0 || !aligned_16(p.codes) || !aligned_16(output)) return 0;
+  if (p.blocksize % elements != 0 || !aligned(p.codes, elements * p.bits / 8) || !aligned(output, 16)) return 0;
   if (p.numel % elements == 0) return p.numel / elements;
   return (block_count(p.numel, p.blocksize) - 1) * p.blocksize / elements;
 }
 
 template <DType D>
-void launch_vector_dequantize(int device, const CodeTable* table, const DequantizeParams& p, std::int64_t groups,
-                              cudaStream_t stream) {
+void launch_units_dequantize(int device, const CodeTable* table, const DequantizeParams& p, std::int64_t units,
+                             cudaStream_t stream) {
   const auto grid = static_cast<unsigned>(
-      std::max<std::int64_t>(1, std::min((groups + kVectorThreads - 1) / kVectorThreads, device_filling_grid(device, kVectorThreads))));
+      std::max<std::int64_t>(1, std::min((units + kUnitThreads - 1) / kUnitThreads, device_filling_grid(device, kUnitThreads))));
+  int block_shift = 0;  // block sizes are powers of two
+  while ((std::int64_t{1} << block_shift) < p.blocksize) ++block_shift;
   if (p.bits == 8) {
-    dequantize_vector_kernel<D, 8><<<grid, kVectorThreads, 0, stream>>>(table, p, groups);
-  } else if constexpr (D != DType::f32) {  // vector_kernel_takes
-    dequantize_vector_kernel<D, 4><<<grid, kVectorThreads, 0, stream>>>(table, p, groups);
+    dequantize_units_kernel<D, 8><<<grid, kUnitThreads, 0, stream>>>(table, p, units, block_shift);
+  } else {
+    dequantize_units_kernel<D, 4><<<grid, kUnitThreads, 0, stream>>>(table, p, units, block_shift);
   }
 }
 
@@ -434,18 +537,18 @@ void dequantize(int device, QuantFormat format, const DequantizeParams& params, 
   check(cudaSetDevice(device), "cudaSetDevice");
   const CodeTable* table = device_code_tables(device, {format});
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
-  const std::int64_t groups = vector_groups(params, launch);
+  const std::int64_t units = contiguous_units(params, launch);
   std::int64_t first_block = 0;
-  if (groups > 0) {
+  if (units > 0) {
     switch (params.output_dtype) {
-      case DType::f16: launch_vector_dequantize<DType::f16>(device, table, params, groups, stream_of(launch)); break;
-      case DType::bf16: launch_vector_dequantize<DType::bf16>(device, table, params, groups, stream_of(launch)); break;
-      default: launch_vector_dequantize<DType::f32>(device, table, params, groups, stream_of(launch)); break;
+      case DType::f16: launch_units_dequantize<DType::f16>(device, table, params, units, stream_of(launch)); break;
+      case DType::bf16: launch_units_dequantize<DType::bf16>(device, table, params, units, stream_of(launch)); break;
+      default: launch_units_dequantize<DType::f32>(device, table, params, units, stream_of(launch)); break;
     }
     check(cudaGetLastError(), "dequantize kernel launch");
-    const int elements = params.bits == 8 ? kGroupElements<8> : kGroupElements<4>;
+    const int elements = unit_elements(params.output_dtype);
     // The blocks left: none, or the last.
-    first_block = groups * elements == params.numel ? blocks : groups * elements / params.blocksize;
+    first_block = units * elements == params.numel ? blocks : units * elements / params.blocksize;
   }
   const int threads = threads_for(launch, params.blocksize / kUnroll);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
@@ -455,7 +558,7 @@ void dequantize(int device, QuantFormat format, const DequantizeParams& params, 
     dequantize_kernel<<<grid, threads, 0, stream_of(launch)>>>(table, params, first, last);
     check(cudaGetLastError(), "dequantize kernel launch");
   }
-  wait_for(launch, "dequantize kernel");
+  if (launch.synchronize) wait_for(launch, "dequantize kernel");
 }
 
 void convert(int device, const ConvertParams& params, const LaunchConfig& launch) {
@@ -466,7 +569,7 @@ void convert(int device, const ConvertParams& params, const LaunchConfig& launch
   grid = std::min<std::int64_t>(grid, 1 << 30);
   convert_kernel<<<static_cast<unsigned>(grid), threads, 0, stream_of(launch)>>>(params);
   check(cudaGetLastError(), "convert kernel launch");
-  wait_for(launch, "convert kernel");
+  if (launch.synchronize) wait_for(launch, "convert kernel");
 }
 
 void* allocate(int device, std::int64_t bytes) {

@@ -2,7 +2,8 @@
 // runs, and gives the default launch's bits. The quantize kernel once needed 72 registers a thread,
 // so a 1024-thread launch failed on the H100 with cudaErrorLaunchOutOfResources; __launch_bounds__
 // now caps every kernel for the block sizes it is launched with. A launch on a stream of the
-// caller's own (LaunchConfig::cuda_stream) gives the same bits too.
+// caller's own (LaunchConfig::cuda_stream) gives the same bits too, and so does one there that
+// returns without waiting (LaunchConfig::synchronize false): its results are read after the stream.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -37,9 +38,15 @@ class OwnStream {
   void* stream_;
 };
 
-// The default launch, the widest blocks, and the default launch on a stream of its own.
-constexpr int kLaunches = 3;
-LaunchConfig launch_number(int run, const OwnStream& stream) { return run == 0 ? LaunchConfig{} : run == 1 ? kWidest : stream.launch(); }
+// The default launch, the widest blocks, the default launch on a stream of its own, and that launch
+// unsynchronised (quantize, dequantize and convert; the optimizer steps always wait).
+constexpr int kLaunches = 4;
+LaunchConfig launch_number(int run, const OwnStream& stream) {
+  if (run < 2) return run == 0 ? LaunchConfig{} : kWidest;
+  LaunchConfig launch = stream.launch();
+  launch.synchronize = run == 2;
+  return launch;
+}
 
 // A device buffer initialised from host bytes, read back on request.
 class DeviceBytes {
@@ -96,9 +103,11 @@ TEST(LaunchLimitsGpu, QuantizeAndDequantizeWithTheWidestBlocks) {
       const QuantizeOutputs outputs{contiguous_view(codes.get(), code_dtype, gpu, {kElements}),
                                     contiguous_view(absmax.get(), DType::f32, gpu, {blocks}),
                                     contiguous_view(flags.get(), DType::u8, gpu, {blocks})};
-      ASSERT_NO_THROW(quantize_blockwise(contiguous_view(input.get(), DType::f32, gpu, {kElements}), info.format, blocksize,
-                                         outputs, {}, launch))
+      QuantizeReport report;
+      ASSERT_NO_THROW(report = quantize_blockwise(contiguous_view(input.get(), DType::f32, gpu, {kElements}), info.format,
+                                                  blocksize, outputs, {}, launch))
           << info.name;
+      EXPECT_EQ(report.counted, launch.synchronize) << info.name << ": an unsynchronised quantize cannot have counted";
       ASSERT_NO_THROW(dequantize_blockwise(outputs.codes, outputs.absmax, info.format, blocksize,
                                            contiguous_view(output.get(), DType::f32, gpu, {kElements}), launch))
           << info.name;
@@ -111,6 +120,7 @@ TEST(LaunchLimitsGpu, QuantizeAndDequantizeWithTheWidestBlocks) {
     }
     EXPECT_EQ(results[0], results[1]) << info.name << ": the widest launch changed a bit";
     EXPECT_EQ(results[0], results[2]) << info.name << ": the launch on a stream of its own changed a bit";
+    EXPECT_EQ(results[0], results[3]) << info.name << ": the unsynchronised launch changed a bit";
   }
 }
 
@@ -153,6 +163,7 @@ TEST(LaunchLimitsGpu, OptimizerStepsWithTheWidestBlocks) {
     }
     EXPECT_EQ(results[0], results[1]) << info.name << ": the widest launch changed a bit";
     EXPECT_EQ(results[0], results[2]) << info.name << ": the launch on a stream of its own changed a bit";
+    EXPECT_EQ(results[0], results[3]) << info.name << ": a step asked not to synchronise changed a bit";
   }
 }
 

@@ -12,6 +12,11 @@ struct LaunchConfig {
   // CUDA: the stream (a cudaStream_t) the work is queued on and the launcher waits for; null: the
   // default stream. The launchers wait for this stream only, never for the whole device.
   void* cuda_stream = nullptr;
+  // CUDA quantize, dequantize and convert: false queues the work on cuda_stream and returns at once,
+  // with no host synchronisation (later work on that stream, or the caller's own wait, orders after
+  // it). A quantize so launched counts nothing for its report (QuantizeReport::counted false): its
+  // per-block flags are in its outputs. The CPU launchers finish before they return either way.
+  bool synchronize = true;
   std::string describe() const;
 };
 

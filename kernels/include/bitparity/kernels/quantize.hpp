@@ -20,6 +20,9 @@ struct QuantizeOutputs {
 struct QuantizeReport {
   std::int64_t blocks = 0;
   std::vector<std::int64_t> nonfinite_blocks;  // blocks holding NaN or infinity (absmax NaN, zero codes)
+  // false after a CUDA call with LaunchConfig::synchronize false: nonfinite_blocks is then empty,
+  // not counted, and the caller reads the output flags once the stream has run.
+  bool counted = true;
 };
 
 std::int64_t block_count(std::int64_t numel, std::int64_t blocksize);
@@ -43,7 +46,8 @@ void convert(const ConvertParams& params, const LaunchConfig& launch);
 namespace cuda {
 // The device reads the format's code table from its own copy (uploaded once). Returns how many
 // blocks held a non-finite value, counted on the device: the caller copies the per-block flags back
-// only when there are any (a copy of one byte per block cost more than the kernel at 2^28).
+// only when there are any (a copy of one byte per block cost more than the kernel at 2^28). With
+// LaunchConfig::synchronize false it counts nothing, waits for nothing and returns 0.
 std::int64_t quantize(int device, QuantFormat format, const QuantizeParams& params, const LaunchConfig& launch);
 void dequantize(int device, QuantFormat format, const DequantizeParams& params, const LaunchConfig& launch);
 void convert(int device, const ConvertParams& params, const LaunchConfig& launch);
