@@ -11,10 +11,7 @@ namespace {
 
 using keys::CodeBytes;
 
-// narrow_order_key on 16 or 32 lanes.
-BITPARITY_KEYS_TARGET inline __m256i order_keys(__m256i bits) {
-  return _mm256_xor_si256(bits, _mm256_or_si256(_mm256_srai_epi16(bits, 15), _mm256_set1_epi16(static_cast<short>(0x8000))));
-}
+// narrow_order_key on 32 lanes.
 BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
   return _mm512_xor_si512(bits, _mm512_or_si512(_mm512_srai_epi16(bits, 15), _mm512_set1_epi16(static_cast<short>(0x8000))));
 }
@@ -28,7 +25,9 @@ BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
 // ~key - 1 on order keys. No test for exactness either way. Where the block allows (BoundsInFp32:
 // absmax * smallest_half_gap >= 2^-126), the bound is the fp32 fma threshold * absmax + half_gap *
 // absmax rounded once toward -inf, the last product being exact: the same fp32 value as the double's
-// rounding, in half the lanes' work.
+// rounding, in half the lanes' work. Each position's bound has a known sign, so the rounded
+// pattern becomes its key by the position's xor and step (CodeTable::narrow_key_flips_by_position),
+// with no test of the sign or of openness per block.
 struct BlockScale {
   __m512d wide;
   __m512 narrow;
@@ -37,7 +36,6 @@ struct BlockScale {
 template <DType D, bool BoundsInFp32>
 BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, int first, const BlockScale& absmax) {
   constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-  const __mmask16 open = table.open_positions[first / 16];
   __m512 down;
   if constexpr (BoundsInFp32) {
     const __m512 half_gap = _mm512_mul_ps(_mm512_loadu_ps(table.key_half_gaps_by_position + first), absmax.narrow);
@@ -52,17 +50,14 @@ BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, i
   if constexpr (D == DType::f16) {
     narrow = _mm512_cvtps_ph(down, _MM_FROUND_TO_NEG_INF);
   } else {
-    // bf16 is fp32's upper half: toward -inf drops a nonzero lower half of a positive value and
-    // steps a negative one's magnitude up.
-    const __m512i bits = _mm512_castps_si512(down);
-    const __m512i lower = _mm512_and_si512(bits, _mm512_set1_epi32(0xFFFF));
-    const __mmask16 step_up = _mm512_test_epi32_mask(lower, lower) & _mm512_movepi32_mask(bits);
-    const __m512i upper = _mm512_srli_epi32(bits, 16);
-    narrow = _mm512_cvtepi32_epi16(_mm512_mask_add_epi32(upper, step_up, upper, _mm512_set1_epi32(1)));
+    // bf16 is fp32's upper half: toward -inf drops a positive value's lower half and steps a
+    // negative one's magnitude up where its lower half is nonzero.
+    const __m512i up = _mm512_add_epi32(_mm512_castps_si512(down), _mm512_loadu_si512(table.bf16_round_ups_by_position + first));
+    narrow = _mm512_cvtepi32_epi16(_mm512_srli_epi32(up, 16));
   }
-  const __m256i key = order_keys(narrow);
-  const __m256i all = _mm256_set1_epi16(-1);
-  return _mm256_mask_add_epi16(key, open, _mm256_xor_si256(key, all), all);
+  const __m256i flip = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(table.narrow_key_flips_by_position + first));
+  const __m256i step = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(table.narrow_key_steps_by_position + first));
+  return _mm256_add_epi16(_mm256_xor_si256(narrow, flip), step);
 }
 
 // The level keys in registers, in input_threshold_keys' layout (entry i at position i + 1):
@@ -71,6 +66,7 @@ BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, i
 // until the stores retire.
 struct LevelRegisters {
   __m512i level[8];
+  __m512i root;  // position 1 in every lane: level 0's candidate, no permute
   CodeBytes codes;
 };
 
@@ -99,6 +95,7 @@ BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax,
   } else {
     level_registers_of<D, Levels, false>(table, scale, r);
   }
+  r.root = _mm512_permutexvar_epi16(_mm512_set1_epi16(1), r.level[0]);
   keys::code_bytes<Levels>(table, r.codes);
 }
 
@@ -124,6 +121,12 @@ BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, 
   }
 }
 
+// 1 where the candidate is below the key, by saturating subtraction: a compare into a mask register
+// and a masked add take 9 cycles on Zen 5, these two 2, and each level waits on the last.
+BITPARITY_KEYS_TARGET inline __m512i below_as_one(__m512i candidate, __m512i key) {
+  return _mm512_min_epu16(_mm512_subs_epu16(key, candidate), _mm512_set1_epi16(1));
+}
+
 // One level of count_below on 32 keys, the search's position p = 2^Level + (count >> (Levels - Level))
 // kept as it is (p = 1 at the root, children 2p and 2p + 1): the candidate at position p, compared
 // with the key, and p becomes 2p, plus one where the candidate is below.
@@ -141,10 +144,7 @@ BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i
                                         _mm512_permutex2var_epi16(r.level[4], position, r.level[5]),
                                         _mm512_permutex2var_epi16(r.level[6], position, r.level[7]));
   }
-  // 1 where the candidate is below the key, by saturating subtraction: a compare into a mask register
-  // and a masked add take 9 cycles on Zen 5, these two 2, and each level waits on the last.
-  const __m512i below = _mm512_min_epu16(_mm512_subs_epu16(key, candidate), _mm512_set1_epi16(1));
-  return _mm512_add_epi16(_mm512_add_epi16(position, position), below);
+  return _mm512_add_epi16(_mm512_add_epi16(position, position), below_as_one(candidate, key));
 }
 
 // Each level on every vector before the next level: the levels of one vector wait on each other
@@ -170,9 +170,9 @@ BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512
   __m512i key[N], position[N];
   for (int v = 0; v < N; ++v) {
     key[v] = order_keys(bits[v]);
-    position[v] = _mm512_set1_epi16(1);
+    position[v] = _mm512_add_epi16(_mm512_set1_epi16(2), below_as_one(r.root, key[v]));  // level 0
   }
-  levels_from<0, Levels>(r, position, key);
+  levels_from<1, Levels>(r, position, key);
   for (int v = 0; v < N / 2; ++v) codes[v] = codes_of_positions<Levels>(r, position[2 * v], position[2 * v + 1]);
 }
 

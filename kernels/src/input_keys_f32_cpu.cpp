@@ -22,11 +22,11 @@ BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
 
 // The keys of the level entries at search positions [first, first + 16) for fp32 inputs, as
 // input_keys_cpu.cpp's threshold_keys_16 without the narrowing: RD32 of the bound (negated where the
-// edge is open, then ~key - 1), from one fp32 fma where the block allows, else from the double.
+// edge is open), from one fp32 fma where the block allows, else from the double, then the
+// position's xor and step (CodeTable::key_flips_by_position).
 template <bool BoundsInFp32>
 BITPARITY_KEYS_TARGET inline __m512i threshold_keys_of_16(const CodeTable& table, int first, __m512d wide, __m512 narrow) {
   constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-  const __mmask16 open = table.open_positions[first / 16];
   __m512 down;
   if constexpr (BoundsInFp32) {
     const __m512 half_gap = _mm512_mul_ps(_mm512_loadu_ps(table.key_half_gaps_by_position + first), narrow);
@@ -37,15 +37,15 @@ BITPARITY_KEYS_TARGET inline __m512i threshold_keys_of_16(const CodeTable& table
     down = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(bound_low, kDown)),
                               _mm512_cvt_roundpd_ps(bound_high, kDown), 1);
   }
-  const __m512i key = order_keys(_mm512_castps_si512(down));
-  const __m512i all = _mm512_set1_epi32(-1);
-  return _mm512_mask_add_epi32(key, open, _mm512_xor_si512(key, all), all);
+  const __m512i flipped = _mm512_xor_si512(_mm512_castps_si512(down), _mm512_loadu_si512(table.key_flips_by_position + first));
+  return _mm512_add_epi32(flipped, _mm512_loadu_si512(table.key_steps_by_position + first));
 }
 
 // The level keys in registers by search position, 16 per register: positions 0-15 (levels 0-3),
 // 16-31 (4), 32-63 (5), 64-127 (6), 128-255 (7).
 struct LevelRegisters {
   __m512i level[16];
+  __m512i root, left, right;  // positions 1, 2 and 3 in every lane: levels 0 and 1 without permutes
   CodeBytes codes;
 };
 
@@ -68,6 +68,9 @@ BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax,
   } else {
     level_registers_of<Levels, false>(table, absmax, r);
   }
+  r.root = _mm512_permutexvar_epi32(_mm512_set1_epi32(1), r.level[0]);
+  r.left = _mm512_permutexvar_epi32(_mm512_set1_epi32(2), r.level[0]);
+  r.right = _mm512_permutexvar_epi32(_mm512_set1_epi32(3), r.level[0]);
   keys::code_bytes<Levels>(table, r.codes);
 }
 
@@ -114,11 +117,20 @@ BITPARITY_KEYS_TARGET inline void levels_from(const LevelRegisters& r, __m512i (
 template <int Levels, int N>
 BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512i (&bits)[N], __m512i (&codes)[N / 4]) {
   __m512i key[N], position[N];
-  for (int v = 0; v < N; ++v) {
-    key[v] = order_keys(bits[v]);
-    position[v] = _mm512_set1_epi32(1);
+  for (int v = 0; v < N; ++v) key[v] = order_keys(bits[v]);
+  if constexpr (Levels >= 2) {
+    // Levels 0 and 1 from the broadcast root and its children: a compare and a blend, no permute.
+    for (int v = 0; v < N; ++v) {
+      const __mmask16 above_root = _mm512_cmplt_epu32_mask(r.root, key[v]);
+      const __m512i child = _mm512_mask_blend_epi32(above_root, r.left, r.right);
+      const __m512i position_2 = _mm512_mask_blend_epi32(above_root, _mm512_set1_epi32(4), _mm512_set1_epi32(6));
+      position[v] = _mm512_mask_add_epi32(position_2, _mm512_cmplt_epu32_mask(child, key[v]), position_2, _mm512_set1_epi32(1));
+    }
+    levels_from<2, Levels>(r, position, key);
+  } else {
+    for (int v = 0; v < N; ++v) position[v] = _mm512_set1_epi32(1);
+    levels_from<0, Levels>(r, position, key);
   }
-  levels_from<0, Levels>(r, position, key);
   for (int v = 0; v < N / 4; ++v) {
     const __m256i low = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(position[4 * v])),
                                                 _mm512_cvtepi32_epi8(position[4 * v + 1]), 1);

@@ -203,6 +203,15 @@ CodeTable build_table(const CodeMap& map) {
     // A half gap of 1 or more (|threshold| >= 2^24) could overflow when multiplied by an absmax.
     if (half_gap >= 1.0) smallest_half_gap = 0.0;
   }
+  for (int p = 0; p < 256; ++p) {
+    const bool negative = std::signbit(table.key_bounds_by_position[p]);
+    const bool open = ((table.open_positions[p / 16] >> (p % 16)) & 1u) != 0;
+    table.key_flips_by_position[p] = (negative ? 0xFFFFFFFFu : 0x80000000u) ^ (open ? 0xFFFFFFFFu : 0u);
+    table.key_steps_by_position[p] = open ? -1 : 0;
+    table.narrow_key_flips_by_position[p] = static_cast<std::uint16_t>(table.key_flips_by_position[p] >> 16);
+    table.narrow_key_steps_by_position[p] = static_cast<std::int16_t>(open ? -1 : 0);
+    table.bf16_round_ups_by_position[p] = negative ? 0xFFFFu : 0u;
+  }
   // A half gap below 2^-149 is no fp32 value (a threshold of magnitude at most 2^-125 has one).
   table.smallest_half_gap = smallest_half_gap >= 0x1p-149 && !std::isinf(smallest_half_gap) ? static_cast<float>(smallest_half_gap) : 0.0f;
   for (int i = 0; i < 256; ++i) table.sorted_code_bytes[i] = static_cast<std::uint8_t>(table.sorted_codes[i]);

@@ -92,6 +92,16 @@ struct CodeTable {
   float key_thresholds_by_position[256] = {};
   float key_half_gaps_by_position[256] = {};
   float smallest_half_gap = 0;
+  // A bound's sign is the sign of its position's entry above (absmax > 0), so the xor that turns
+  // the bound rounded toward -inf into its key is fixed per position: 0x8000...0 for a positive
+  // bound, all ones for a negative one, complemented where the edge is open (the key there is
+  // ~key - 1, the step all ones). 16-bit keys take the upper halves; bf16's rounding toward -inf
+  // adds 0xFFFF to a negative bound's fp32 pattern before dropping its lower half.
+  std::uint32_t key_flips_by_position[256] = {};
+  std::int32_t key_steps_by_position[256] = {};
+  std::uint16_t narrow_key_flips_by_position[256] = {};
+  std::int16_t narrow_key_steps_by_position[256] = {};
+  std::uint32_t bf16_round_ups_by_position[256] = {};
   std::uint8_t sorted_code_bytes[256] = {};
   // code_values as four byte planes (plane b holds byte b of each value, little-endian): the CPU's
   // 8-bit step looks its states up with byte permutes (state_values_cpu.cpp), which have no fp32
