@@ -105,7 +105,9 @@ void expect_fours_match_cpu(QuantFormat format, std::string_view name) {
                                            << first << ".." << first + 3 << " = " << std::hexfloat << x[0] << " " << x[1]
                                            << " " << x[2] << " " << x[3] << ", absmax " << block_absmax;
       }
-      if (Bits == 4) ASSERT_EQ(stored >> 16, 0u) << "4-bit codes of four elements fill 16 bits";
+      if (Bits == 4) {
+        ASSERT_EQ(stored >> 16, 0u) << "4-bit codes of four elements fill 16 bits";
+      }
     }
   }
 }
