@@ -99,6 +99,49 @@ BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax,
   keys::code_bytes<Levels>(table, r.codes);
 }
 
+// A bf16 block's level registers from the keys at its absmax's significand (`row`), each moving key
+// moved by `shift` binades (Bf16KeysByMantissa): one multiply-add per register.
+struct MovedRow {
+  const Bf16KeysByMantissa* keys;
+  int row;
+  int shift;
+};
+
+template <int Levels>
+BITPARITY_KEYS_TARGET void moved_level_registers(const CodeTable& table, const MovedRow& moved, LevelRegisters& r) {
+  constexpr int kPositions = 1 << Levels;
+  const __m512i binades = _mm512_set1_epi16(static_cast<short>(moved.shift * 128));
+  for (int k = 0; k < (kPositions + 31) / 32; ++k) {
+    const __m512i keys = _mm512_load_si512(moved.keys->keys[moved.row] + 32 * k);
+    r.level[k] = _mm512_add_epi16(keys, _mm512_mullo_epi16(_mm512_load_si512(moved.keys->signs + 32 * k), binades));
+  }
+  r.root = _mm512_permutexvar_epi16(_mm512_set1_epi16(1), r.level[0]);
+  keys::code_bytes<Levels>(table, r.codes);
+}
+
+// The rows of Bf16KeysByMantissa: the level registers at absmax 1 + row/128, as the blocks compute them.
+template <int Levels>
+BITPARITY_KEYS_TARGET void rows_of_keys(const CodeTable& table, Bf16KeysByMantissa& out) {
+  constexpr int kRegisters = ((1 << Levels) + 31) / 32;
+  for (int row = 0; row < 128; ++row) {
+    LevelRegisters r;
+    level_registers<DType::bf16, Levels>(table, bf16_to_float(static_cast<std::uint16_t>(0x3F80 + row)), r);
+    for (int k = 0; k < 8; ++k) _mm512_store_si512(out.keys[row] + 32 * k, k < kRegisters ? r.level[k] : _mm512_set1_epi16(-1));
+  }
+}
+
+// The block's row and shift where its absmax pattern (positive, finite) lies in the range the keys
+// move over: every moved key's exponent field in [2, 253], a binade clear of the subnormals (whose
+// spacing does not scale) and of the infinities.
+BITPARITY_KEYS_TARGET inline bool moved_row_of(const Bf16KeysByMantissa& keys, std::uint16_t absmax_bits, MovedRow& out) {
+  const int exponent = absmax_bits >> 7;
+  if (!keys.usable || exponent == 0) return false;
+  const int shift = exponent - 127;
+  if (keys.lowest_exponent + shift < 2 || keys.highest_exponent + shift > 253) return false;
+  out = MovedRow{&keys, absmax_bits & 0x7F, shift};
+  return true;
+}
+
 // The level keys at positions 1 .. 2 * first_step - 1 (input_threshold_keys' layout), 0xFFFF at 0.
 template <DType D, bool BoundsInFp32>
 BITPARITY_KEYS_TARGET void threshold_keys_of(const CodeTable& table, float absmax, std::uint16_t* keys) {
@@ -185,10 +228,14 @@ BITPARITY_KEYS_TARGET inline __m512i codes_of_64(const LevelRegisters& r, __m512
 }
 
 template <DType D, int Levels>
-BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, int bits_per_code, const std::uint16_t* in,
-                                         std::int64_t count, std::uint8_t* codes) {
+BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, const MovedRow* moved, int bits_per_code,
+                                         const std::uint16_t* in, std::int64_t count, std::uint8_t* codes) {
   LevelRegisters r;
-  level_registers<D, Levels>(table, absmax, r);
+  if (moved != nullptr) {
+    moved_level_registers<Levels>(table, *moved, r);
+  } else {
+    level_registers<D, Levels>(table, absmax, r);
+  }
   std::int64_t first = 0;
   // Eight vectors' searches interleaved per iteration (codes_of).
   for (; first + 256 <= count; first += 256) {
@@ -211,7 +258,8 @@ BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, i
 }
 
 template <DType D>
-BITPARITY_KEYS_TARGET bool quantize_block_by_keys_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+BITPARITY_KEYS_TARGET bool quantize_block_by_keys_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
+                                                     const Bf16KeysByMantissa* bf16_keys) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   if (table.bits == 4 && begin % 2 != 0) return false;
@@ -237,26 +285,98 @@ BITPARITY_KEYS_TARGET bool quantize_block_by_keys_of(const CodeTable& table, con
   if (magnitude == 0 || magnitude >= kInfinity) return false;
   const float absmax = finish_block(p, block, BlockScan{D == DType::f16 ? f16_to_float(magnitude) : bf16_to_float(magnitude), false});
 
+  MovedRow row{};
+  const MovedRow* moved = D == DType::bf16 && bf16_keys != nullptr && moved_row_of(*bf16_keys, magnitude, row) ? &row : nullptr;
   std::uint8_t* const codes = p.codes + (table.bits == 8 ? begin : begin / 2);
   switch (table.first_step) {
-    case 1: codes_by_keys<D, 1>(table, absmax, table.bits, in, count, codes); break;
-    case 2: codes_by_keys<D, 2>(table, absmax, table.bits, in, count, codes); break;
-    case 4: codes_by_keys<D, 3>(table, absmax, table.bits, in, count, codes); break;
-    case 8: codes_by_keys<D, 4>(table, absmax, table.bits, in, count, codes); break;
-    case 16: codes_by_keys<D, 5>(table, absmax, table.bits, in, count, codes); break;
-    case 32: codes_by_keys<D, 6>(table, absmax, table.bits, in, count, codes); break;
-    case 64: codes_by_keys<D, 7>(table, absmax, table.bits, in, count, codes); break;
-    default: codes_by_keys<D, 8>(table, absmax, table.bits, in, count, codes); break;
+    case 1: codes_by_keys<D, 1>(table, absmax, moved, table.bits, in, count, codes); break;
+    case 2: codes_by_keys<D, 2>(table, absmax, moved, table.bits, in, count, codes); break;
+    case 4: codes_by_keys<D, 3>(table, absmax, moved, table.bits, in, count, codes); break;
+    case 8: codes_by_keys<D, 4>(table, absmax, moved, table.bits, in, count, codes); break;
+    case 16: codes_by_keys<D, 5>(table, absmax, moved, table.bits, in, count, codes); break;
+    case 32: codes_by_keys<D, 6>(table, absmax, moved, table.bits, in, count, codes); break;
+    case 64: codes_by_keys<D, 7>(table, absmax, moved, table.bits, in, count, codes); break;
+    default: codes_by_keys<D, 8>(table, absmax, moved, table.bits, in, count, codes); break;
   }
   return true;
 }
 
+BITPARITY_KEYS_TARGET bool build_bf16_keys(const CodeTable& table, Bf16KeysByMantissa& out) {
+  switch (table.first_step) {
+    case 1: rows_of_keys<1>(table, out); break;
+    case 2: rows_of_keys<2>(table, out); break;
+    case 4: rows_of_keys<3>(table, out); break;
+    case 8: rows_of_keys<4>(table, out); break;
+    case 16: rows_of_keys<5>(table, out); break;
+    case 32: rows_of_keys<6>(table, out); break;
+    case 64: rows_of_keys<7>(table, out); break;
+    default: rows_of_keys<8>(table, out); break;
+  }
+  // Each compared position's key must keep its sign over the rows and be a normal value (it then
+  // moves with the exponent) or an infinity in every row (the +inf padding, which stays).
+  int lowest = 255, highest = 0;
+  for (int position = 0; position < 256; ++position) out.signs[position] = 0;
+  for (int position = 1; position < 2 * table.first_step; ++position) {
+    int sign = 0;
+    for (int row = 0; row < 128; ++row) {
+      const std::uint16_t bits = narrow_bits_of_key(out.keys[row][position]);
+      const int exponent = (bits >> 7) & 0xFF;
+      const int row_sign = exponent == 0xFF ? 0 : ((bits & 0x8000u) != 0 ? -1 : 1);
+      if (exponent == 0 || (row > 0 && row_sign != sign)) return false;
+      sign = row_sign;
+      if (row_sign != 0) {
+        lowest = exponent < lowest ? exponent : lowest;
+        highest = exponent > highest ? exponent : highest;
+      }
+    }
+    out.signs[position] = static_cast<std::int16_t>(sign);
+  }
+  out.lowest_exponent = lowest;
+  out.highest_exponent = highest;
+  return true;
+}
+
+template <int Levels>
+BITPARITY_KEYS_TARGET void store_moved_keys(const CodeTable& table, const MovedRow& moved, std::uint16_t* keys) {
+  LevelRegisters r;
+  moved_level_registers<Levels>(table, moved, r);
+  alignas(64) std::uint16_t computed[kLevelKeys];
+  for (int k = 0; k < ((1 << Levels) + 31) / 32; ++k) _mm512_store_si512(computed + 32 * k, r.level[k]);
+  keys[0] = 0xFFFFu;
+  for (int i = 1; i < 2 * table.first_step; ++i) keys[i] = computed[i];
+}
+
 }  // namespace
 
-bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+bool build_bf16_keys_by_mantissa(const CodeTable& table, Bf16KeysByMantissa& out) {
+  out.usable = false;
+  if (!cpu_has_avx512vbmi()) return false;
+  out.usable = build_bf16_keys(table, out);
+  return out.usable;
+}
+
+bool input_threshold_keys_moved(const CodeTable& table, const Bf16KeysByMantissa& moved, std::uint16_t absmax_bits,
+                                std::uint16_t* keys) {
+  MovedRow row{};
+  if (!cpu_has_avx512vbmi() || !moved_row_of(moved, absmax_bits, row)) return false;
+  switch (table.first_step) {
+    case 1: store_moved_keys<1>(table, row, keys); break;
+    case 2: store_moved_keys<2>(table, row, keys); break;
+    case 4: store_moved_keys<3>(table, row, keys); break;
+    case 8: store_moved_keys<4>(table, row, keys); break;
+    case 16: store_moved_keys<5>(table, row, keys); break;
+    case 32: store_moved_keys<6>(table, row, keys); break;
+    case 64: store_moved_keys<7>(table, row, keys); break;
+    default: store_moved_keys<8>(table, row, keys); break;
+  }
+  return true;
+}
+
+bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
+                            const Bf16KeysByMantissa* bf16_keys) {
   if (!cpu_has_avx512vbmi() || !p.input_index.contiguous || p.rounding.enabled) return false;
-  if (p.input_dtype == DType::f16) return quantize_block_by_keys_of<DType::f16>(table, p, block);
-  if (p.input_dtype == DType::bf16) return quantize_block_by_keys_of<DType::bf16>(table, p, block);
+  if (p.input_dtype == DType::f16) return quantize_block_by_keys_of<DType::f16>(table, p, block, nullptr);
+  if (p.input_dtype == DType::bf16) return quantize_block_by_keys_of<DType::bf16>(table, p, block, bf16_keys);
   if (p.input_dtype == DType::f32) return quantize_f32_block_by_keys_avx512(table, p, block);
   return false;
 }
@@ -275,7 +395,12 @@ bool input_threshold_keys_vector(const CodeTable& table, DType dtype, float absm
 
 #else
 
-bool quantize_block_by_keys(const CodeTable&, const QuantizeParams&, std::int64_t) { return false; }
+bool build_bf16_keys_by_mantissa(const CodeTable&, Bf16KeysByMantissa& out) {
+  out.usable = false;
+  return false;
+}
+bool input_threshold_keys_moved(const CodeTable&, const Bf16KeysByMantissa&, std::uint16_t, std::uint16_t*) { return false; }
+bool quantize_block_by_keys(const CodeTable&, const QuantizeParams&, std::int64_t, const Bf16KeysByMantissa*) { return false; }
 bool input_threshold_keys_vector(const CodeTable&, DType, float, std::uint16_t*) { return false; }
 
 #endif

@@ -13,11 +13,36 @@
 
 namespace bitparity::cpu {
 
+// A map's bf16 level keys at every block absmax of one binade, for launches of many bf16 blocks.
+// Scaling by 2^s is exact on bf16's normal values, and so is rounding toward -inf: the key of a
+// bound B * 2^s is that of B with s added to its exponent, as long as every key's value and its
+// neighbours stay normal. So a block whose absmax is m * 2^s (m in [1, 2), a bf16 significand)
+// takes the keys of absmax m, each moved by s binades (+s << 7 on a positive value's key, -s << 7
+// on a negative one's), where every moved key's exponent field stays in [2, 253]; other blocks
+// compute theirs. Built once per launch: 128 rows of keys at about 30 ns each.
+struct Bf16KeysByMantissa {
+  alignas(64) std::uint16_t keys[128][256];  // the level registers' contents at absmax 1 + j/128
+  alignas(64) std::int16_t signs[256];       // +1, -1, or 0 where a key never moves (+-inf, unused)
+  int lowest_exponent = 0, highest_exponent = 0;  // exponent fields of the moving keys, over every row
+  bool usable = false;  // false where a key is zero or subnormal at absmax in [1, 2)
+};
+
+// Fills `out` for `table`; false (out.usable false) without AVX-512 VBMI or where the map's keys do
+// not move by exponent.
+bool build_bf16_keys_by_mantissa(const CodeTable& table, Bf16KeysByMantissa& out);
+
+// The level keys of a bf16 block of absmax pattern `absmax_bits` from `moved` (input_threshold_keys'
+// layout); false where the block's exponent is outside the range the keys move over. For tests.
+bool input_threshold_keys_moved(const CodeTable& table, const Bf16KeysByMantissa& moved, std::uint16_t absmax_bits,
+                                std::uint16_t* keys);
+
 // Quantizes block `block` of a contiguous f16, bf16 or fp32 input with nearest rounding: absmax, flag and
 // codes. Returns false, having written nothing, where it does not apply and the body must: a block
 // with NaN, infinity or only zeros, one shorter than 2 * first_step (where computing the keys costs
-// more than it saves), another dtype, or a CPU without AVX-512 VBMI.
-bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block);
+// more than it saves), another dtype, or a CPU without AVX-512 VBMI. bf16 blocks take their keys from
+// `bf16_keys` where it is given, usable and covers the block's absmax.
+bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
+                            const Bf16KeysByMantissa* bf16_keys = nullptr);
 
 // The level keys of a block (input_threshold_keys) computed in vector lanes; for tests.
 bool input_threshold_keys_vector(const CodeTable& table, DType dtype, float absmax, std::uint16_t* keys);

@@ -9,6 +9,8 @@
 #include "nibble_select_cpu.hpp"
 #include "parallel_for.hpp"
 
+#include <memory>
+
 namespace bitparity::cpu {
 
 namespace {
@@ -37,20 +39,34 @@ BITPARITY_CPU_CLONES void quantize_block_f16(const CodeTable& table, const Quant
   if (quantize_block_by_keys(table, p, block)) return;
   quantize_block<DType::f16>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
-BITPARITY_CPU_CLONES void quantize_block_bf16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
-  if (quantize_block_by_keys(table, p, block)) return;
+BITPARITY_CPU_CLONES void quantize_block_bf16(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
+                                              const Bf16KeysByMantissa* keys) {
+  if (quantize_block_by_keys(table, p, block, keys)) return;
   quantize_block<DType::bf16>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
 
 template <DType D>
-void quantize_block_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+void quantize_block_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block, const Bf16KeysByMantissa* keys) {
   if constexpr (D == DType::f16) {
     quantize_block_f16(table, p, block);
   } else if constexpr (D == DType::bf16) {
-    quantize_block_bf16(table, p, block);
+    quantize_block_bf16(table, p, block, keys);
   } else {
     quantize_block_f32(table, p, block);
   }
+}
+
+// bf16 launches of many blocks build the map's keys over one binade once (about 4 us), and their
+// blocks move them instead of computing their own (input_keys_cpu.hpp).
+constexpr std::int64_t kBlocksForMovedKeys = 256;
+
+std::unique_ptr<Bf16KeysByMantissa> moved_keys_for(const CodeTable& table, const QuantizeParams& p, std::int64_t blocks) {
+  if (p.input_dtype != DType::bf16 || !p.input_index.contiguous || p.rounding.enabled || blocks < kBlocksForMovedKeys) {
+    return nullptr;
+  }
+  auto keys = std::make_unique<Bf16KeysByMantissa>();
+  if (!build_bf16_keys_by_mantissa(table, *keys)) return nullptr;
+  return keys;
 }
 
 template <DType D>
@@ -68,10 +84,12 @@ void dequantize_block_of(const CodeTable& table, const DequantizeParams& p, std:
 void quantize(const CodeTable& table, const QuantizeParams& params, const LaunchConfig& launch) {
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
   const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerTask / params.blocksize);
+  const std::unique_ptr<Bf16KeysByMantissa> moved_keys = moved_keys_for(table, params, blocks);
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
     with_float_dtype(params.input_dtype, [&](auto dtype) {
-      detail::parallel_for(first, last, launch.threads, min_blocks,
-                           [&](std::int64_t block) { quantize_block_of<dtype.value>(table, params, block); });
+      detail::parallel_for(first, last, launch.threads, min_blocks, [&](std::int64_t block) {
+        quantize_block_of<dtype.value>(table, params, block, moved_keys.get());
+      });
     });
   });
 }

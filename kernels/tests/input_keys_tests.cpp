@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -188,6 +189,67 @@ TEST(InputKeys, LauncherGivesTheStridedPathsCodesOnEvery16BitPattern) {
         expect_contiguous_equals_strided(info.format, dtype, blocksize, every_finite_pattern_shuffled(dtype, blocksize));
       }
     }
+  }
+}
+
+// bf16 keys moved by the absmax's exponent (Bf16KeysByMantissa) against the keys computed for the
+// block, at every positive normal bf16 absmax: equal wherever the move applies, and the move
+// applies over most of the exponent range for the registered maps.
+TEST(InputKeys, MovedBf16KeysEqualComputedKeysAtEveryAbsmax) {
+  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI: the launcher keeps the fp32 path";
+  // The tie map's edges at 2^-133 are subnormal at every absmax in [1, 2): its keys never move.
+  const std::string tie_name(quant_format_info(input_keys_tie_format()).name);
+  std::vector<std::pair<std::string, CodeTable>> tables;
+  for (const auto& info : quant_formats()) tables.emplace_back(info.name, code_table(info.format));
+  for (const auto& [name, table] : tables) {
+    auto moved = std::make_unique<cpu::Bf16KeysByMantissa>();
+    const bool usable = cpu::build_bf16_keys_by_mantissa(table, *moved);
+    if (name == tie_name) {
+      EXPECT_FALSE(usable) << "the tie map's subnormal keys do not move with the exponent";
+    } else {
+      ASSERT_TRUE(usable) << name << ": every built-in map's keys are normal at absmax in [1, 2)";
+    }
+    if (!usable) continue;
+    int moved_absmaxes = 0;
+    std::vector<std::uint16_t> got(kLevelKeys), expected(kLevelKeys);
+    for (std::uint16_t absmax_bits = 0x0080; absmax_bits <= 0x7F7F; ++absmax_bits) {
+      if (!cpu::input_threshold_keys_moved(table, *moved, absmax_bits, got.data())) continue;
+      ++moved_absmaxes;
+      const float absmax = bf16_to_float(absmax_bits);
+      ASSERT_TRUE(cpu::input_threshold_keys_vector(table, DType::bf16, absmax, expected.data()));
+      for (int position = 1; position < 2 * table.first_step; ++position) {
+        ASSERT_EQ(got[position], expected[position]) << name << " absmax " << std::hexfloat << absmax << " (0x" << std::hex
+                                                     << absmax_bits << ") position " << std::dec << position;
+      }
+    }
+    EXPECT_GE(moved_absmaxes, 128 * 150) << name << ": the move should cover at least 150 binades of absmax";
+  }
+}
+
+// Blocks whose absmaxes sweep bf16's exponents, each holding inputs at and next to its keys: through
+// the launcher with enough blocks to move the keys (and, at the ends of the range, to compute
+// them), against the strided path.
+TEST(InputKeys, LauncherWithMovedBf16KeysGivesTheStridedPathsCodes) {
+  constexpr std::int64_t kBlocksize = 256, kBlocks = 760;
+  for (const auto& info : quant_formats()) {
+    const CodeTable& table = code_table(info.format);
+    std::mt19937 rng(static_cast<unsigned>(info.format) + 11);
+    std::vector<std::uint16_t> patterns;
+    std::vector<std::uint16_t> keys(kLevelKeys);
+    for (std::int64_t block = 0; block < kBlocks; ++block) {
+      const auto exponent = static_cast<std::uint16_t>(1 + block % 254);
+      const auto absmax_bits = static_cast<std::uint16_t>((exponent << 7) | (rng() & 0x7F));
+      const float absmax = bf16_to_float(absmax_bits);
+      input_threshold_keys<DType::bf16>(table, absmax, keys.data());
+      patterns.push_back(absmax_bits);
+      for (std::int64_t i = 1; i < kBlocksize; ++i) {
+        const int position = 1 + static_cast<int>(rng() % static_cast<unsigned>(2 * table.first_step - 1));
+        const auto pattern = narrow_bits_of_key(static_cast<std::uint16_t>(keys[position] + static_cast<int>(rng() % 3) - 1));
+        const float x = bf16_to_float(pattern);
+        patterns.push_back(std::isfinite(x) && std::fabs(x) <= absmax ? pattern : static_cast<std::uint16_t>(rng() & 0x8000u));
+      }
+    }
+    expect_contiguous_equals_strided(info.format, DType::bf16, kBlocksize, patterns);
   }
 }
 
