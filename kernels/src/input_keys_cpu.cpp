@@ -312,8 +312,10 @@ BITPARITY_KEYS_TARGET bool build_bf16_keys(const CodeTable& table, Bf16KeysByMan
     case 64: rows_of_keys<7>(table, out); break;
     default: rows_of_keys<8>(table, out); break;
   }
-  // Each compared position's key must keep its sign over the rows and be a normal value (it then
-  // moves with the exponent) or an infinity in every row (the +inf padding, which stays).
+  // Each compared position's key must keep its sign over the rows and be a normal value above the
+  // lowest binade (it then moves with the exponent: its neighbours are normal too, so the spacing
+  // on either side scales; at -2^-126 the next value toward zero is subnormal, a whole step away
+  // where the scaled binade has half a step), or +inf in every row (the padding, which stays).
   int lowest = 255, highest = 0;
   for (int position = 0; position < 256; ++position) out.signs[position] = 0;
   for (int position = 1; position < 2 * table.first_step; ++position) {
@@ -321,8 +323,9 @@ BITPARITY_KEYS_TARGET bool build_bf16_keys(const CodeTable& table, Bf16KeysByMan
     for (int row = 0; row < 128; ++row) {
       const std::uint16_t bits = narrow_bits_of_key(out.keys[row][position]);
       const int exponent = (bits >> 7) & 0xFF;
-      const int row_sign = exponent == 0xFF ? 0 : ((bits & 0x8000u) != 0 ? -1 : 1);
-      if (exponent == 0 || (row > 0 && row_sign != sign)) return false;
+      if (exponent <= 1 || (exponent == 0xFF && bits != 0x7F80u)) return false;
+      const int row_sign = bits == 0x7F80u ? 0 : ((bits & 0x8000u) != 0 ? -1 : 1);
+      if (row > 0 && row_sign != sign) return false;
       sign = row_sign;
       if (row_sign != 0) {
         lowest = exponent < lowest ? exponent : lowest;

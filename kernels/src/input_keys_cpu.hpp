@@ -20,11 +20,14 @@ namespace bitparity::cpu {
 // takes the keys of absmax m, each moved by s binades (+s << 7 on a positive value's key, -s << 7
 // on a negative one's), where every moved key's exponent field stays in [2, 253]; other blocks
 // compute theirs. Built once per launch: 128 rows of keys at about 30 ns each.
+inline constexpr std::int64_t kBlocksForMovedKeys = 256;  // launches with fewer blocks compute every key
 struct Bf16KeysByMantissa {
   alignas(64) std::uint16_t keys[128][256];  // the level registers' contents at absmax 1 + j/128
-  alignas(64) std::int16_t signs[256];       // +1, -1, or 0 where a key never moves (+-inf, unused)
+  alignas(64) std::int16_t signs[256];       // +1, -1, or 0 where a key never moves (+inf, unused)
   int lowest_exponent = 0, highest_exponent = 0;  // exponent fields of the moving keys, over every row
-  bool usable = false;  // false where a key is zero or subnormal at absmax in [1, 2)
+  // false where some key at absmax in [1, 2) is not +inf or a normal value of exponent field at
+  // least 2 (its neighbour toward zero must be normal too), or changes sign over the rows
+  bool usable = false;
 };
 
 // Fills `out` for `table`; false (out.usable false) without AVX-512 VBMI or where the map's keys do

@@ -99,7 +99,6 @@ BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i
                                                  _mm512_permutex2var_epi32(r.level[14], position, r.level[15]));
     candidate = _mm512_mask_blend_epi32(_mm512_test_epi32_mask(position, _mm512_set1_epi32(64)), low, high);
   }
-  // (~c & k) | (~(c ^ k) & (c - k)): the borrow of c - k in bit 31 (Hacker's Delight, 2-12).
   const __m512i doubled = _mm512_add_epi32(position, position);
   return _mm512_mask_sub_epi32(doubled, _mm512_cmplt_epu32_mask(candidate, key), doubled, _mm512_set1_epi32(-1));
 }

@@ -10,6 +10,7 @@
 #include "parallel_for.hpp"
 
 #include <memory>
+#include <new>
 
 namespace bitparity::cpu {
 
@@ -56,16 +57,16 @@ void quantize_block_of(const CodeTable& table, const QuantizeParams& p, std::int
   }
 }
 
-// bf16 launches of many blocks build the map's keys over one binade once (about 4 us), and their
-// blocks move them instead of computing their own (input_keys_cpu.hpp).
-constexpr std::int64_t kBlocksForMovedKeys = 256;
-
+// bf16 launches of many blocks long enough for keys build the map's keys over one binade once
+// (about 4 us), and their blocks move them instead of computing their own (input_keys_cpu.hpp).
+// Without the memory for them, the blocks compute their keys.
 std::unique_ptr<Bf16KeysByMantissa> moved_keys_for(const CodeTable& table, const QuantizeParams& p, std::int64_t blocks) {
-  if (p.input_dtype != DType::bf16 || !p.input_index.contiguous || p.rounding.enabled || blocks < kBlocksForMovedKeys) {
+  if (p.input_dtype != DType::bf16 || !p.input_index.contiguous || p.rounding.enabled || blocks < kBlocksForMovedKeys ||
+      p.blocksize < 2 * table.first_step) {
     return nullptr;
   }
-  auto keys = std::make_unique<Bf16KeysByMantissa>();
-  if (!build_bf16_keys_by_mantissa(table, *keys)) return nullptr;
+  std::unique_ptr<Bf16KeysByMantissa> keys(new (std::nothrow) Bf16KeysByMantissa());
+  if (keys == nullptr || !build_bf16_keys_by_mantissa(table, *keys)) return nullptr;
   return keys;
 }
 

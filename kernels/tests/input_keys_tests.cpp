@@ -192,45 +192,66 @@ TEST(InputKeys, LauncherGivesTheStridedPathsCodesOnEvery16BitPattern) {
   }
 }
 
+// A 4-bit map whose edge between its smallest negative value -a and 0 is -2^-126 + 0.75 * 2^-133 +
+// 2^-150: at absmax 1 its bf16 key is -2^-126 (0x8080), whose neighbour toward zero is subnormal,
+// a whole step away; at absmax 2 the bound lies half a step inside the binade above, where
+// rounding toward -inf gives -2^-125 + 2^-133, not the moved -2^-125. Neighbours a factor 2^29
+// apart at most, for exact midpoints.
+QuantFormat min_normal_key_format() {
+  const float a = std::ldexp(1.0f, -125) - 1.5f * std::ldexp(1.0f, -133);
+  std::vector<float> values = {0.0f, 0.0f, -a, 1.0f, -1.0f, 0.5f, -0.25f};
+  for (const int exponent : {-97, -68, -39, -10}) values.push_back(-std::ldexp(1.0f, exponent));
+  for (const int exponent : {-120, -91, -62, -33, -4}) values.push_back(std::ldexp(1.0f, exponent));
+  return register_code_map(CodeMap{"input-keys-min-normal", 4, values, "input_keys_tests: a bf16 key at -2^-126"});
+}
+
 // bf16 keys moved by the absmax's exponent (Bf16KeysByMantissa) against the keys computed for the
-// block, at every positive normal bf16 absmax: equal wherever the move applies, and the move
-// applies over most of the exponent range for the registered maps.
+// block, by the vector code at every positive normal bf16 absmax and by the scalar definition at
+// every fifth: equal wherever the move applies, and the move applies over most of the exponent
+// range for the built-in maps. The tie map's keys and the min-normal map's key at -2^-126 must not
+// move (moving them gives other keys).
 TEST(InputKeys, MovedBf16KeysEqualComputedKeysAtEveryAbsmax) {
   if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI: the launcher keeps the fp32 path";
-  // The tie map's edges at 2^-133 are subnormal at every absmax in [1, 2): its keys never move.
   const std::string tie_name(quant_format_info(input_keys_tie_format()).name);
+  const std::string min_normal_name(quant_format_info(min_normal_key_format()).name);
   std::vector<std::pair<std::string, CodeTable>> tables;
   for (const auto& info : quant_formats()) tables.emplace_back(info.name, code_table(info.format));
   for (const auto& [name, table] : tables) {
     auto moved = std::make_unique<cpu::Bf16KeysByMantissa>();
     const bool usable = cpu::build_bf16_keys_by_mantissa(table, *moved);
-    if (name == tie_name) {
-      EXPECT_FALSE(usable) << "the tie map's subnormal keys do not move with the exponent";
-    } else {
+    if (name != tie_name && name != min_normal_name) {
       ASSERT_TRUE(usable) << name << ": every built-in map's keys are normal at absmax in [1, 2)";
     }
     if (!usable) continue;
     int moved_absmaxes = 0;
-    std::vector<std::uint16_t> got(kLevelKeys), expected(kLevelKeys);
+    std::vector<std::uint16_t> got(kLevelKeys), expected(kLevelKeys), defined(kLevelKeys);
     for (std::uint16_t absmax_bits = 0x0080; absmax_bits <= 0x7F7F; ++absmax_bits) {
       if (!cpu::input_threshold_keys_moved(table, *moved, absmax_bits, got.data())) continue;
       ++moved_absmaxes;
       const float absmax = bf16_to_float(absmax_bits);
       ASSERT_TRUE(cpu::input_threshold_keys_vector(table, DType::bf16, absmax, expected.data()));
+      const bool scalar_too = absmax_bits % 5 == 0;
+      if (scalar_too) input_threshold_keys<DType::bf16>(table, absmax, defined.data());
       for (int position = 1; position < 2 * table.first_step; ++position) {
         ASSERT_EQ(got[position], expected[position]) << name << " absmax " << std::hexfloat << absmax << " (0x" << std::hex
                                                      << absmax_bits << ") position " << std::dec << position;
+        if (scalar_too) {
+          ASSERT_EQ(got[position], defined[position]) << name << " absmax " << std::hexfloat << absmax << " (0x"
+                                                      << std::hex << absmax_bits << ") position " << std::dec << position;
+        }
       }
     }
     EXPECT_GE(moved_absmaxes, 128 * 150) << name << ": the move should cover at least 150 binades of absmax";
   }
 }
 
-// Blocks whose absmaxes sweep bf16's exponents, each holding inputs at and next to its keys: through
-// the launcher with enough blocks to move the keys (and, at the ends of the range, to compute
-// them), against the strided path.
+// Blocks whose absmaxes sweep bf16's exponents, each holding inputs at and next to its keys, against
+// the strided path: through the launcher, with enough blocks to move the keys (and, at the ends of
+// the range, to compute them), and block by block with the moved keys given, so that the test
+// does not rest on the launcher choosing them.
 TEST(InputKeys, LauncherWithMovedBf16KeysGivesTheStridedPathsCodes) {
-  constexpr std::int64_t kBlocksize = 256, kBlocks = 760;
+  constexpr std::int64_t kBlocksize = 256, kBlocks = 3 * 254;
+  static_assert(kBlocks >= cpu::kBlocksForMovedKeys, "the launcher must move the keys");
   for (const auto& info : quant_formats()) {
     const CodeTable& table = code_table(info.format);
     std::mt19937 rng(static_cast<unsigned>(info.format) + 11);
@@ -250,6 +271,36 @@ TEST(InputKeys, LauncherWithMovedBf16KeysGivesTheStridedPathsCodes) {
       }
     }
     expect_contiguous_equals_strided(info.format, DType::bf16, kBlocksize, patterns);
+
+    auto moved = std::make_unique<cpu::Bf16KeysByMantissa>();
+    if (!cpu::build_bf16_keys_by_mantissa(table, *moved)) continue;
+    const std::int64_t n = kBlocks * kBlocksize;
+    const std::int64_t code_bytes = table.bits == 8 ? n : n / 2;
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(code_bytes)), expected(codes.size()), flags(kBlocks);
+    std::vector<float> absmaxes(kBlocks);
+    std::vector<std::uint16_t> strided(2 * patterns.size(), 0x3F80);
+    for (std::size_t i = 0; i < patterns.size(); ++i) strided[2 * i] = patterns[i];
+    TensorView strided_input = contiguous_view(strided.data(), DType::bf16, Device::cpu(), {2 * n});
+    strided_input.index = make_index({n}, {2}, 0);
+    quantize_blockwise(strided_input, info.format, kBlocksize,
+                       {contiguous_view(expected.data(), table.bits == 8 ? DType::u8 : DType::packed4, Device::cpu(), {n}),
+                        contiguous_view(absmaxes.data(), DType::f32, Device::cpu(), {kBlocks}),
+                        contiguous_view(flags.data(), DType::u8, Device::cpu(), {kBlocks})});
+    QuantizeParams p;
+    p.input = patterns.data();
+    p.input_dtype = DType::bf16;
+    p.numel = n;
+    p.blocksize = kBlocksize;
+    p.codes = codes.data();
+    p.absmax = absmaxes.data();
+    p.nonfinite = flags.data();
+    for (std::int64_t block = 0; block < kBlocks; ++block) {
+      ASSERT_TRUE(cpu::quantize_block_by_keys(table, p, block, moved.get())) << info.name << " block " << block;
+    }
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      ASSERT_EQ(codes[i], expected[i]) << info.name << " moved keys, code byte " << i << " (block "
+                                       << (table.bits == 8 ? i : 2 * i) / kBlocksize << ")";
+    }
   }
 }
 

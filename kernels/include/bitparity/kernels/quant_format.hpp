@@ -78,10 +78,9 @@ struct CodeTable {
   // comparing the inputs themselves turn these into thresholds on x (input_keys.hpp).
   double level_edges[256] = {};
   std::uint8_t level_edge_closed[256] = {};
-  // The same edges as the CPU's vector search on keys reads them (input_keys_cpu.cpp), by search
-  // position (entry i at position i + 1; position 0, never read, +inf): negated where open, so that
-  // one rounding toward -inf gives every key; which positions are open, 16 to a word; and
-  // sorted_codes as bytes.
+  // The same edges by the CPU's search position (input_keys_cpu.cpp; entry i at position i + 1;
+  // position 0, never read, +inf): negated where open, so that one rounding toward -inf gives
+  // every key; which positions are open, 16 to a word (an input to the flips and steps below).
   double key_bounds_by_position[256] = {};
   std::uint16_t open_positions[16] = {};
   // The same bounds in fp32 parts, edge = threshold + half_gap (the half gap to the next fp32 value
@@ -102,7 +101,7 @@ struct CodeTable {
   std::uint16_t narrow_key_flips_by_position[256] = {};
   std::int16_t narrow_key_steps_by_position[256] = {};
   std::uint32_t bf16_round_ups_by_position[256] = {};
-  std::uint8_t sorted_code_bytes[256] = {};
+  std::uint8_t sorted_code_bytes[256] = {};  // sorted_codes as bytes, for the searches' byte permutes
   // code_values as four byte planes (plane b holds byte b of each value, little-endian): the CPU's
   // 8-bit step looks its states up with byte permutes (state_values_cpu.cpp), which have no fp32
   // form over 256 entries.
