@@ -194,7 +194,6 @@ CodeTable build_table(const CodeMap& map) {
     const bool open = table.level_edge_closed[i] == 0;
     const double sign = open ? -1.0 : 1.0;
     table.key_bounds_by_position[i + 1] = sign * table.level_edges[i];
-    if (open) table.open_positions[(i + 1) / 16] |= static_cast<std::uint16_t>(1u << ((i + 1) % 16));
     const float threshold = i < at ? table.thresholds_by_level[i] : std::numeric_limits<float>::infinity();
     const double half_gap = std::isinf(threshold) ? 0.0 : table.level_edges[i] - static_cast<double>(threshold);
     table.key_thresholds_by_position[i + 1] = static_cast<float>(sign) * threshold;
@@ -205,7 +204,7 @@ CodeTable build_table(const CodeMap& map) {
   }
   for (int p = 0; p < 256; ++p) {
     const bool negative = std::signbit(table.key_bounds_by_position[p]);
-    const bool open = ((table.open_positions[p / 16] >> (p % 16)) & 1u) != 0;
+    const bool open = p > 0 && table.level_edge_closed[p - 1] == 0;  // position 0 (+inf) is never read
     table.key_flips_by_position[p] = (negative ? 0xFFFFFFFFu : 0x80000000u) ^ (open ? 0xFFFFFFFFu : 0u);
     table.key_steps_by_position[p] = open ? -1 : 0;
     table.narrow_key_flips_by_position[p] = static_cast<std::uint16_t>(table.key_flips_by_position[p] >> 16);

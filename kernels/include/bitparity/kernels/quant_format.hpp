@@ -80,9 +80,8 @@ struct CodeTable {
   std::uint8_t level_edge_closed[256] = {};
   // The same edges by the CPU's search position (input_keys_cpu.cpp; entry i at position i + 1;
   // position 0, never read, +inf): negated where open, so that one rounding toward -inf gives
-  // every key; which positions are open, 16 to a word (an input to the flips and steps below).
+  // every key.
   double key_bounds_by_position[256] = {};
-  std::uint16_t open_positions[16] = {};
   // The same bounds in fp32 parts, edge = threshold + half_gap (the half gap to the next fp32 value
   // above, a power of two; 0 at the +inf padding), negated alike where open: the bound rounded toward
   // -inf is then one fp32 fma of threshold * absmax + half_gap * absmax, where that last product is
