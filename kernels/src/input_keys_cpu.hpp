@@ -7,6 +7,7 @@
 // same count, so the same codes: input_keys_tests compares it with the scalar body on every 16-bit
 // pattern, P2 with the strided path.
 #include <cstdint>
+#include "bitparity/kernels/launch.hpp"
 #include "bitparity/kernels/optim8_body.hpp"
 #include "bitparity/kernels/quant_body.hpp"
 #include "cpu_features.hpp"
@@ -21,6 +22,7 @@ namespace bitparity::cpu {
 // on a negative one's), where every moved key's exponent field stays in [2, 253]; other blocks
 // compute theirs. Built once per launch: 128 rows of keys at about 30 ns each.
 inline constexpr std::int64_t kBlocksForMovedKeys = 256;  // launches with fewer blocks compute every key
+static_assert(kBlocksForMovedKeys <= kBlocksForEveryCpuPath, "the layout properties draw launches this large");
 struct Bf16KeysByMantissa {
   alignas(64) std::uint16_t keys[128][256];  // the level registers' contents at absmax 1 + j/128
   alignas(64) std::int16_t signs[256];       // +1, -1, or 0 where a key never moves (+inf, unused)

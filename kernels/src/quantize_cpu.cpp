@@ -16,6 +16,7 @@ namespace bitparity::cpu {
 
 namespace {
 constexpr std::int64_t kElementsPerTask = 1 << 14;  // below this, threads cost more than they save
+static_assert(2 * kElementsPerTask <= kElementsForEveryCpuPath, "the layout properties draw launches this large");
 
 BITPARITY_CPU_CLONES void dequantize_block_f32(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
   dequantize_block<DType::f32>(table, p, block, SelectByNibblesVector{}, HalfRunsF16C{}, SelectByCodeVector{},

@@ -202,6 +202,14 @@ std::int64_t draw_numel(std::int64_t blocksize, std::int64_t max_blocks, bool al
   }
 }
 
+bool draw_launch_sized() { return *rc::gen::resize(100, rc::gen::inRange(0, 8)) == 7; }
+
+std::int64_t draw_launch_sized_numel(std::int64_t blocksize, std::int64_t min_blocks) {
+  const std::int64_t blocks = std::max(min_blocks, (kElementsForEveryCpuPath + blocksize - 1) / blocksize);
+  const std::int64_t k = *rc::gen::inRange<std::int64_t>(blocks, blocks + 17);
+  return k * blocksize + *rc::gen::inRange<std::int64_t>(blocksize > 1 ? -1 : 0, 2);
+}
+
 float draw_block_absmax(DType input_dtype) {
   enum Kind { full_mantissa, input_dtype_value, power_of_two, subnormal, zero, overflowing };
   const Kind kind = *rc::gen::weightedElement<Kind>(

@@ -46,9 +46,9 @@ struct Optim8Result {
 };
 
 Optim8Case draw_optim8_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
-                            std::int64_t max_numel) {
+                            std::int64_t max_numel, bool launch_sized = false) {
   Optim8Case c;
-  c.base = draw_optim_case(t, stats, strided, nonfinite, max_numel);
+  c.base = draw_optim_case(t, stats, strided, nonfinite, max_numel, 1, launch_sized);
   c.base.hyper.max_unorm = 0.0f;  // not offered with 8-bit states
   stats.note("(max_unorm 0: not offered with 8-bit states)");
   c.blocksize = t.blocksize;
@@ -285,7 +285,7 @@ struct Step8Family {
   static constexpr const char* operation = "8-bit step";
   static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
     switch (which) {
-      case Metamorphic::layout: return draw_optim8_case(t, stats, true, false, 2000);
+      case Metamorphic::layout: return draw_optim8_case(t, stats, true, false, 2000, draw_launch_sized());
       case Metamorphic::launch: return draw_optim8_case(t, stats, true, false, 20000);
       case Metamorphic::determinism: return draw_optim8_case(t, stats, true, false, 4000);
       case Metamorphic::device: return draw_optim8_case(t, stats, true, false, 20000);

@@ -136,7 +136,7 @@ void plant_nonfinite_inputs(OptimCase& c, PropertyStats& stats) {
 }
 
 OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
-                          std::int64_t max_numel, std::int64_t min_numel) {
+                          std::int64_t max_numel, std::int64_t min_numel, bool launch_sized) {
   if (min_numel <= 1) max_numel *= t.size_scale;
   OptimCase c;
   c.kind = t.optimizer->kind;
@@ -149,7 +149,8 @@ OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool st
     return static_cast<std::int64_t>(std::llround(static_cast<double>(min_numel) *
                                                   std::pow(static_cast<double>(max_numel) / min_numel, fraction)));
   };
-  const std::int64_t n = min_numel > 1 ? log_uniform()
+  const std::int64_t n = launch_sized  ? draw_launch_sized_numel(std::max<std::int64_t>(1, t.blocksize), 1)
+                         : min_numel > 1 ? log_uniform()
                          : t.blocksize > 0 ? std::min(max_numel, draw_numel(t.blocksize, std::max<std::int64_t>(1, max_numel / t.blocksize), true))
                                            : *rc::gen::weightedElement<std::int64_t>(
                                                  {{1, 0}, {1, 1}, {14, *rc::gen::inRange<std::int64_t>(1, max_numel + 1)}});

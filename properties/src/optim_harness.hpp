@@ -43,8 +43,9 @@ std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, c
                                                            DType grad_dtype, bool nonfinite);
 // max_numel grows with the target's size_scale. A min_numel above 1 draws the count log-uniformly
 // in [min_numel, max_numel] (unscaled): long tensors, where a norm's summation order shows.
+// launch_sized: instead a count from which the launch takes every path it has (draw_launch_sized_numel).
 OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool strided, bool nonfinite,
-                          std::int64_t max_numel, std::int64_t min_numel = 1);
+                          std::int64_t max_numel, std::int64_t min_numel = 1, bool launch_sized = false);
 // The case as data (case_tape.hpp): hyperparameters, dtypes, shape, every value and layout.
 // Puts NaN (with payloads, both signs) and infinities into about one parameter or state in eight,
 // with finite gradients, so that a step computes NaNs (inf/inf, inf - inf) and carries input NaNs:

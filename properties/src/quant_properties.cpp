@@ -52,16 +52,24 @@ std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-LayoutCase draw_layout_case(const PropertyTarget& t, PropertyStats& stats, std::int64_t max_blocks, bool nonfinite) {
+// launch_sized: a count from which the launch takes every path it has (draw_launch_sized_numel).
+LayoutCase draw_layout_case(const PropertyTarget& t, PropertyStats& stats, std::int64_t max_blocks, bool nonfinite,
+                            bool launch_sized = false) {
   LayoutCase c;
-  const std::int64_t n = draw_numel(t.blocksize, max_blocks * t.size_scale, true);
+  const std::int64_t n = launch_sized ? draw_launch_sized_numel(t.blocksize, kBlocksForEveryCpuPath)
+                                      : draw_numel(t.blocksize, max_blocks * t.size_scale, true);
   c.shape = draw_shape(n, 5);
   const Layout layout = draw_layout(c.shape, true);
   const ValueRecipe recipe = draw_values(nonfinite);
   stats.note(describe(layout));
   stats.note(describe(recipe));
   c.strided = make_tensor(t.dtype, layout);
-  fill_storage(c.strided, t.dtype, recipe, t.blocksize, code_table(t.format->format));
+  const CodeTable& table = code_table(t.format->format);
+  fill_storage(c.strided, t.dtype, recipe, t.blocksize, table);
+  // The view's own blocks get the recipe's structure too (a maximum each, values about its
+  // midpoints): storage blocks mixed by a permutation or a slice give a logical block another
+  // absmax, with values near no midpoint of it, and tiny or huge absmaxes only by chance.
+  fixtures::write_logical(c.strided.view(), synthesize_values(recipe, n, t.blocksize, table, t.dtype));
   c.layout = layout;
   complete_layout_case(c, t.dtype);
   return c;
@@ -130,7 +138,9 @@ struct QuantizeFamily {
     const bool nonfinite = target_offers(t, fixtures::OperationFamily::nonfinite_blocks);
     const bool stochastic = target_offers(t, fixtures::OperationFamily::stochastic_rounding);
     switch (which) {
-      case Metamorphic::layout: c.input = draw_layout_case(t, stats, 3, nonfinite && *rc::gen::arbitrary<bool>()); break;
+      case Metamorphic::layout:
+        c.input = draw_layout_case(t, stats, 3, nonfinite && *rc::gen::arbitrary<bool>(), draw_launch_sized());
+        break;
       case Metamorphic::launch: c.input = draw_layout_case(t, stats, 6, false); break;
       case Metamorphic::determinism: c.input = draw_layout_case(t, stats, 4, nonfinite && *rc::gen::arbitrary<bool>()); break;
       case Metamorphic::device: c.input = draw_layout_case(t, stats, 8, nonfinite && *rc::gen::arbitrary<bool>()); break;

@@ -20,6 +20,13 @@ struct LaunchConfig {
   std::string describe() const;
 };
 
+// Sizes from which a CPU launch takes every path it has: bf16 keys built once per launch (from 256
+// quant blocks, input_keys_cpu.hpp) and two worker threads or more (from twice the 2^14 elements of
+// the smallest task). The layout properties draw some cases this large, so that each of those paths
+// is compared with the strided one; each launcher static_asserts its own threshold against these.
+inline constexpr std::int64_t kBlocksForEveryCpuPath = 256;
+inline constexpr std::int64_t kElementsForEveryCpuPath = std::int64_t{2} << 14;
+
 int cuda_device_count();  // 0 when CUDA is not built or no driver/device is present
 bool cuda_built();
 // "NVIDIA H100 80GB HBM3, sm_90, driver 13.0, runtime 13.0" for reports; "" without that device.

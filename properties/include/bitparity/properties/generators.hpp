@@ -41,6 +41,13 @@ void showValue(const Layout& layout, std::ostream& os);
 // Element counts around multiples of the block size: k*bs, k*bs +- 1, a single element, empty,
 // and arbitrary counts below max_blocks * bs.
 std::int64_t draw_numel(std::int64_t blocksize, std::int64_t max_blocks, bool allow_empty);
+// true in one case of eight, whatever the size: the layout properties then draw a launch-sized count.
+bool draw_launch_sized();
+// A count from which a CPU launch takes every path it has (launch.hpp): at least `min_blocks` quant
+// blocks of `blocksize` (1 for tensors without blocks) and kElementsForEveryCpuPath elements, about a
+// block multiple (k*bs, k*bs +- 1). Small tensors never reach a launcher's per-launch tables or its
+// second thread, so the comparison with the strided run would never check them.
+std::int64_t draw_launch_sized_numel(std::int64_t blocksize, std::int64_t min_blocks);
 std::vector<std::int64_t> draw_shape(std::int64_t numel, int max_dims);
 // keep_shape: only layouts with exactly `sizes` (no chunk + all_gather split of a dimension).
 Layout draw_layout(const std::vector<std::int64_t>& sizes, bool allow_broadcast, bool keep_shape = false);
