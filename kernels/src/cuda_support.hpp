@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -52,7 +53,7 @@ inline void* scratch(int device, std::size_t bytes, int slot) {
 // A grid that fills the device once: as many blocks of `threads` as its SMs hold at a time. Kernels
 // loop (grid-stride) beyond it, so per-block set-up (a code table copied to shared memory) is paid
 // once per resident block, not once per quant block.
-inline std::int64_t device_filling_grid(int device, int threads) {
+inline std::int64_t multiprocessor_count(int device) {
   thread_local std::map<int, int> sm_counts;
   auto found = sm_counts.find(device);
   if (found == sm_counts.end()) {
@@ -60,13 +61,37 @@ inline std::int64_t device_filling_grid(int device, int threads) {
     check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     found = sm_counts.emplace(device, count).first;
   }
+  return found->second;
+}
+
+inline std::int64_t device_filling_grid(int device, int threads) {
   const int per_sm = std::max(1, std::min(32, 2048 / std::max(1, threads)));
-  return static_cast<std::int64_t>(found->second) * per_sm;
+  return multiprocessor_count(device) * per_sm;
+}
+
+// The same from the occupancy calculator, for a kernel whose registers or dynamic shared memory
+// (`shared_bytes`) let an SM hold fewer blocks than its thread limit: every block is resident from
+// the start, so per-block set-up runs once per block slot and no second wave runs with the SMs
+// part empty. `device` must be the current device.
+template <class Kernel>
+std::int64_t resident_grid(int device, Kernel kernel, int threads, std::size_t shared_bytes) {
+  thread_local std::map<std::tuple<const void*, int, int, std::size_t>, int> blocks_per_sm;
+  const std::tuple<const void*, int, int, std::size_t> key{reinterpret_cast<const void*>(kernel), device, threads, shared_bytes};
+  auto found = blocks_per_sm.find(key);
+  if (found == blocks_per_sm.end()) {
+    int per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    found = blocks_per_sm.emplace(key, std::max(1, per_sm)).first;
+  }
+  return multiprocessor_count(device) * found->second;
 }
 
 // Code tables on a device, uploaded once per device and list of formats and kept for the process:
 // kernels read them through the L1 cache rather than copying them (85 KB each) into shared memory,
-// which would cap the blocks an SM holds.
+// which would cap the blocks an SM holds. The one part a decision reads at scattered places, the
+// finer index's entries in use (nearest_entry_count: 4.5-30 KB for the built-in maps), the
+// contiguous quantize copies into shared memory once per CUDA block.
 inline const CodeTable* device_code_tables(int device, std::initializer_list<QuantFormat> formats) {
   static std::mutex mutex;
   static std::map<std::pair<int, std::vector<int>>, void*> uploaded;

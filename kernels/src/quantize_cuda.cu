@@ -181,11 +181,12 @@ using FourCodes = std::conditional_t<Bits == 8, std::uint32_t, std::uint16_t>;
 // is tested once here, so that normalize's own test of it, the same comparison, folds away in the
 // loop (an all-zero block takes the same call: the codes are the same).
 template <int Bits, int Fours, class Values, class Store>
-__device__ void store_codes_of_fours(const CodeTable& table, float absmax, int fours, Values&& values, Store&& store) {
+__device__ void store_codes_of_fours(const CodeTable& table, const NearestIndex& index, float absmax, int fours,
+                                     Values&& values, Store&& store) {
   const auto decide = [&](int f) {
     float x[4];
     values(f, x);
-    store(f, static_cast<FourCodes<Bits>>(nearest_codes_of_four<Bits>(table, x, absmax)));
+    store(f, static_cast<FourCodes<Bits>>(nearest_codes_of_four<Bits>(table, index, x, absmax)));
   };
   if constexpr (Fours > 0) {
     if (absmax > 0.0f) {
@@ -208,8 +209,9 @@ __device__ void store_codes_of_fours(const CodeTable& table, float absmax, int f
 constexpr int kResidentGroups = 4;
 
 template <DType D, int Bits, int Groups>
-__device__ void quantize_block_by_fours(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
-                                        std::int64_t begin, std::int64_t end, int lane, unsigned int* nonfinite_blocks) {
+__device__ void quantize_block_by_fours(const CodeTable& table, const NearestIndex& index, const QuantizeParams& p,
+                                        std::int64_t block, std::int64_t begin, std::int64_t end, int lane,
+                                        unsigned int* nonfinite_blocks) {
   const void* const input = p.input;
   const std::int64_t offset = p.input_index.offset + begin + 4 * lane;  // this lane's first element: four f of it lie at +128 f
   const int fours = static_cast<int>((end - begin) / (4 * kWarp));    // of this lane
@@ -243,25 +245,28 @@ __device__ void quantize_block_by_fours(const CodeTable& table, const QuantizePa
   }
   const auto store = [&](int f, FourCodes<Bits> codes) { stores[kWarp * f] = codes; };
   if constexpr (Groups > 0) {
-    store_codes_of_fours<Bits, Groups>(table, stored_absmax(total), Groups, [&](int f, float (&x)[4]) {
+    store_codes_of_fours<Bits, Groups>(table, index, stored_absmax(total), Groups, [&](int f, float (&x)[4]) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) x[j] = kept[f][j];
     }, store);
   } else {
-    store_codes_of_fours<Bits, 0>(table, stored_absmax(total), fours,
+    store_codes_of_fours<Bits, 0>(table, index, stored_absmax(total), fours,
                                [&](int f, float (&x)[4]) { load_four_values<D>(input, offset + 4 * kWarp * f, x); }, store);
   }
 }
 
 // quantize_block_by_fours with the block's 128-element groups kept in registers where they fit.
 template <DType D, int Bits>
-__device__ void quantize_block_by_fours_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
-                                           std::int64_t begin, std::int64_t end, int lane, unsigned int* nonfinite_blocks) {
+__device__ void quantize_block_by_fours_of(const CodeTable& table, const NearestIndex& index, const QuantizeParams& p,
+                                           std::int64_t block, std::int64_t begin, std::int64_t end, int lane,
+                                           unsigned int* nonfinite_blocks) {
   switch (p.blocksize / (4 * kWarp)) {
-    case 1: quantize_block_by_fours<D, Bits, 1>(table, p, block, begin, end, lane, nonfinite_blocks); break;
-    case 2: quantize_block_by_fours<D, Bits, 2>(table, p, block, begin, end, lane, nonfinite_blocks); break;
-    case kResidentGroups: quantize_block_by_fours<D, Bits, kResidentGroups>(table, p, block, begin, end, lane, nonfinite_blocks); break;
-    default: quantize_block_by_fours<D, Bits, 0>(table, p, block, begin, end, lane, nonfinite_blocks); break;
+    case 1: quantize_block_by_fours<D, Bits, 1>(table, index, p, block, begin, end, lane, nonfinite_blocks); break;
+    case 2: quantize_block_by_fours<D, Bits, 2>(table, index, p, block, begin, end, lane, nonfinite_blocks); break;
+    case kResidentGroups:
+      quantize_block_by_fours<D, Bits, kResidentGroups>(table, index, p, block, begin, end, lane, nonfinite_blocks);
+      break;
+    default: quantize_block_by_fours<D, Bits, 0>(table, index, p, block, begin, end, lane, nonfinite_blocks); break;
   }
 }
 
@@ -271,6 +276,16 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
                                                                               std::int64_t blocks, bool by_fours,
                                                                               unsigned int* nonfinite_blocks) {
   const CodeTable& table = *tables;
+  // The finer index's entries, copied once per CUDA block: a warp's 32 decisions read 32 scattered
+  // entries, which L1 serves a cache line at a time and shared memory a bank at a time.
+  extern __shared__ std::uint32_t shared_nearest_entries[];
+  const int entries = nearest_entry_count(table);
+  for (int e = static_cast<int>(threadIdx.x); e < entries; e += static_cast<int>(blockDim.x)) {
+    shared_nearest_entries[e] = table.nearest_entry[e];
+  }
+  __syncthreads();
+  NearestIndex index = nearest_index(table);
+  index.entry = shared_nearest_entries;
   const int lane = static_cast<int>(threadIdx.x % kWarp);
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
   const void* const input = p.input;
@@ -281,7 +296,7 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
     const std::int64_t begin = block_begin(block, p.blocksize);
     const std::int64_t end = block_end(block, p.blocksize, p.numel);
     if (by_fours && end - begin == p.blocksize) {  // a partial last block takes the loops below
-      quantize_block_by_fours_of<D, Bits>(table, p, block, begin, end, lane, nonfinite_blocks);
+      quantize_block_by_fours_of<D, Bits>(table, index, p, block, begin, end, lane, nonfinite_blocks);
       continue;
     }
     BlockScan scan;
@@ -289,7 +304,7 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) quantize_warp_kernel(c
     for (std::int64_t i = begin + lane; i < end; i += kWarp) scan_element(scan, load_as<D>(input, offset + i));
     const BlockScan total = finish_warp_block(p, block, scan, lane, nonfinite_blocks);
     const float absmax = stored_absmax(total);
-    const auto decide = [&](float x) { return static_cast<std::uint32_t>(nearest_code_of(table, normalize(x, absmax))); };
+    const auto decide = [&](float x) { return static_cast<std::uint32_t>(nearest_code_of(table, index, normalize(x, absmax))); };
     if constexpr (Bits == 8) {
 #pragma unroll 4
       for (std::int64_t i = begin + lane; i < end; i += kWarp) {
@@ -440,16 +455,28 @@ bool by_fours_applies(const QuantizeParams& p, int bits) {
   return p.blocksize % (4 * kWarp) == 0 && input % kLoadBytes == 0 && reinterpret_cast<std::uintptr_t>(p.codes) % store_bytes == 0;
 }
 
-template <DType D>
-void launch_warp_quantize(int device, const CodeTable* table, int bits, const QuantizeParams& p, std::int64_t blocks,
-                          unsigned int* nonfinite_blocks, cudaStream_t stream) {
+// Its dynamic shared memory holds the finer index's entries (at most kNearestBuckets words, within the
+// 48 KB a launch may take without opting in).
+static_assert(kNearestBuckets * sizeof(std::uint32_t) <= 48 * 1024, "the finer index fits a block's default shared memory");
+
+template <DType D, int Bits>
+void launch_warp_quantize_of(int device, const CodeTable* table, const CodeTable& host_table, const QuantizeParams& p,
+                             std::int64_t blocks, unsigned int* nonfinite_blocks, cudaStream_t stream) {
   const int threads = kWarp * kWarpsPerBlock;
-  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(
-      1, std::min((blocks + kWarpsPerBlock - 1) / kWarpsPerBlock, device_filling_grid(device, threads))));
-  if (bits == 8) {
-    quantize_warp_kernel<D, 8><<<grid, threads, 0, stream>>>(table, p, blocks, by_fours_applies<D>(p, bits), nonfinite_blocks);
+  const auto shared_bytes = static_cast<std::size_t>(nearest_entry_count(host_table)) * sizeof(std::uint32_t);
+  const std::int64_t resident = resident_grid(device, quantize_warp_kernel<D, Bits>, threads, shared_bytes);
+  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min((blocks + kWarpsPerBlock - 1) / kWarpsPerBlock, resident)));
+  quantize_warp_kernel<D, Bits><<<grid, threads, shared_bytes, stream>>>(table, p, blocks, by_fours_applies<D>(p, Bits),
+                                                                         nonfinite_blocks);
+}
+
+template <DType D>
+void launch_warp_quantize(int device, const CodeTable* table, const CodeTable& host_table, const QuantizeParams& p,
+                          std::int64_t blocks, unsigned int* nonfinite_blocks, cudaStream_t stream) {
+  if (host_table.bits == 8) {
+    launch_warp_quantize_of<D, 8>(device, table, host_table, p, blocks, nonfinite_blocks, stream);
   } else {
-    quantize_warp_kernel<D, 4><<<grid, threads, 0, stream>>>(table, p, blocks, by_fours_applies<D>(p, bits), nonfinite_blocks);
+    launch_warp_quantize_of<D, 4>(device, table, host_table, p, blocks, nonfinite_blocks, stream);
   }
 }
 
@@ -478,9 +505,9 @@ std::int64_t quantize(int device, QuantFormat format, const QuantizeParams& para
   }
   if (warp_quantize_applies(params, host_table, launch)) {
     switch (params.input_dtype) {
-      case DType::f16: launch_warp_quantize<DType::f16>(device, table, host_table.bits, params, blocks, counter, stream_of(launch)); break;
-      case DType::bf16: launch_warp_quantize<DType::bf16>(device, table, host_table.bits, params, blocks, counter, stream_of(launch)); break;
-      default: launch_warp_quantize<DType::f32>(device, table, host_table.bits, params, blocks, counter, stream_of(launch)); break;
+      case DType::f16: launch_warp_quantize<DType::f16>(device, table, host_table, params, blocks, counter, stream_of(launch)); break;
+      case DType::bf16: launch_warp_quantize<DType::bf16>(device, table, host_table, params, blocks, counter, stream_of(launch)); break;
+      default: launch_warp_quantize<DType::f32>(device, table, host_table, params, blocks, counter, stream_of(launch)); break;
     }
     check(cudaGetLastError(), "quantize kernel launch");
     return nonfinite_count(launch, counter);

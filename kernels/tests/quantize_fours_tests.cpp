@@ -5,12 +5,15 @@
 // input dtype, on values of every magnitude and sign, zeros of both signs and the map's midpoints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <string_view>
 #include <vector>
 
+#include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quantize.hpp"
 
@@ -77,7 +80,13 @@ void expect_fours_match_cpu(QuantFormat format, std::string_view name) {
                      {contiguous_view(codes.data(), Bits == 8 ? DType::u8 : DType::packed4, Device::cpu(), {kElements}),
                       contiguous_view(absmax.data(), DType::f32, Device::cpu(), {kBlocks}),
                       contiguous_view(flags.data(), DType::u8, Device::cpu(), {kBlocks})});
-  // The CUDA kernel's fours, lane by lane.
+  // The CUDA kernel's fours, lane by lane, deciding from a copy of the finer index's entries in use
+  // as the kernel's shared memory holds it: entries past that count are poison, so a bucket the copy
+  // lacks would give another code.
+  std::vector<std::uint32_t> copied(kNearestBuckets, 0xFFFFFFFFu);
+  std::copy_n(table.nearest_entry, nearest_entry_count(table), copied.begin());
+  NearestIndex index = nearest_index(table);
+  index.entry = copied.data();
   constexpr std::size_t kLoadBytes = sizeof(std::uint32_t) * kWordsOfFour<D>;
   const auto four_at = [&](std::int64_t first, float (&x)[4]) {
     std::uint32_t words[kWordsOfFour<D>];
@@ -96,7 +105,7 @@ void expect_fours_match_cpu(QuantFormat format, std::string_view name) {
     for (std::int64_t first = block * kBlock; first < (block + 1) * kBlock; first += 4) {
       float x[4];
       four_at(first, x);
-      const std::uint32_t stored = nearest_codes_of_four<Bits>(table, x, block_absmax);
+      const std::uint32_t stored = nearest_codes_of_four<Bits>(table, index, x, block_absmax);
       std::uint8_t bytes[4];
       std::memcpy(bytes, &stored, 4);  // little-endian: the bytes a store of kStoreBytes writes first
       const std::size_t at = static_cast<std::size_t>(first / 4) * kStoreBytes;
@@ -131,6 +140,30 @@ TEST(QuantizeFours, GiveTheCpuLaunchersAbsmaxAndCodes) {
   }
   EXPECT_GE(maps[0], 6);
   EXPECT_GE(maps[1], 3);
+}
+
+// The CUDA quantize copies the first nearest_entry_count entries of the finer index: every value's
+// bucket lies among them, the ends of the float range, NaN and every threshold included.
+TEST(QuantizeFours, EveryBucketLiesWithinTheEntriesAKernelCopies) {
+  int indexed = 0;
+  for (const QuantFormatInfo& info : quant_formats()) {
+    const CodeTable& table = code_table(info.format);
+    if (table.nearest_ready == 0) continue;
+    ++indexed;
+    std::vector<float> values = {0.0f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(),
+                                 1.0f, std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
+                                 std::numeric_limits<float>::quiet_NaN()};
+    for (int i = 0; i + 1 < table.sorted_count; ++i) values.push_back(table.thresholds[i]);
+    for (const float magnitude : values) {
+      for (const float v : {magnitude, -magnitude}) {
+        const int bucket = nearest_bucket(table, v);
+        EXPECT_GE(bucket, 0) << info.name << " " << std::hexfloat << v;
+        EXPECT_LT(bucket, nearest_entry_count(table)) << info.name << " " << std::hexfloat << v;
+      }
+    }
+  }
+  // Maps other tests register may have none; every built-in map has one.
+  EXPECT_GE(indexed, static_cast<int>(builtin_code_maps().size()));
 }
 
 }  // namespace

@@ -170,13 +170,21 @@ BP_HD int nearest_code_by_bucket(const CodeTable& table, float v) {
   return nearest_code_by_bucket(nearest_index(table), v);
 }
 
+// The finer index's entries in use, both signs (a bucket is below per_sign, plus per_sign for a
+// negative value); 0 where the map has none. A launcher may copy these into faster memory.
+BP_HD int nearest_entry_count(const CodeTable& table) { return table.nearest_ready != 0 ? 2 * table.nearest_per_sign : 0; }
+
 // The nearest code of one normalized value: DecideNearest's decision for a single element (the
 // finer index where the map has one, else the search; the two give the same code). The element
 // paths and the CUDA kernels take it: one load where the search makes several dependent ones.
-BP_HD std::uint8_t nearest_code_of(const CodeTable& table, float v) {
-  return static_cast<std::uint8_t>(table.nearest_ready != 0 ? nearest_code_by_bucket(table, v)
+// `index` is nearest_index(table), its entries perhaps a launcher's copy of the table's first
+// nearest_entry_count (the CUDA quantize's, in shared memory).
+BP_HD std::uint8_t nearest_code_of(const CodeTable& table, const NearestIndex& index, float v) {
+  return static_cast<std::uint8_t>(table.nearest_ready != 0 ? nearest_code_by_bucket(index, v)
                                                             : table.sorted_codes[nearest_sorted_index(table, v)]);
 }
+
+BP_HD std::uint8_t nearest_code_of(const CodeTable& table, float v) { return nearest_code_of(table, nearest_index(table), v); }
 
 // The unit of the CUDA launcher's contiguous quantize: four consecutive elements of one block from
 // the little-endian 32-bit words of one vector load (four words of fp32, or two words of two 16-bit
@@ -201,11 +209,12 @@ BP_HD void widen_four(const std::uint32_t (&words)[kWordsOfFour<D>], float (&x)[
 }
 
 template <int Bits>
-BP_HD std::uint32_t nearest_codes_of_four(const CodeTable& table, const float (&x)[4], float absmax) {
+BP_HD std::uint32_t nearest_codes_of_four(const CodeTable& table, const NearestIndex& index, const float (&x)[4],
+                                          float absmax) {
   static_assert(Bits == 8 || Bits == 4, "8-bit or 4-bit codes");
   std::uint32_t word = 0;
   BP_UNROLL for (int j = 0; j < 4; ++j) {
-    const auto code = static_cast<std::uint32_t>(nearest_code_of(table, normalize(x[j], absmax)));
+    const auto code = static_cast<std::uint32_t>(nearest_code_of(table, index, normalize(x[j], absmax)));
     word |= Bits == 8 ? code << (8 * j) : code << (8 * (j / 2) + (j % 2 == 0 ? 4 : 0));
   }
   return word;
