@@ -1,5 +1,6 @@
 // A fuzz worker: runs its share of the visits, saves every failure (shrunk, replay-checked) to the
 // corpus and reports each visit as one JSON line on the supervisor's pipe.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -100,6 +101,11 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
   // The supervisor stops workers with SIGTERM; a terminal's SIGINT goes to the supervisor alone.
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
+  // A worker whose supervisor is gone (killed: it could stop no one) has no one to report to, and
+  // would notice only at its next report, after a visit that can take minutes (shrinking a launch-
+  // sized case): it ends with the supervisor. One that dies before this line leaves a pipe that the
+  // first report finds closed. Cases are saved by rename, so none is left half written.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return exit_failed;
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const std::vector<PlannedRow> units = plan_fuzz(options);

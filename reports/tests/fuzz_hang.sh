@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A worker stuck in a visit (here by the test hook) is killed a grace period (30 s) after the
-# budget and reported as a failure naming the visit; nothing is left running.
+# budget and reported as a failure naming the visit; nothing is left running. A worker in a visit
+# when its supervisor is killed ends with it, at once, not at its next report.
 set -uo pipefail
 bitparity="$1"
 work=$(mktemp -d)
@@ -18,4 +19,18 @@ hang = [f for f in d["failures"] if f.get("event") == "hang"]
 assert hang and hang[0]["visit"] == 2 and "did not finish" in hang[0]["violation"], d["failures"]
 EOF
 pgrep -f "$work/hang" >/dev/null && fail "the hung worker is still running"
+
+BITPARITY_TEST_FUZZ_FAULT=hang:0 "$bitparity" fuzz --budget 60s --jobs 1 --seed 3 --first-visit 0 \
+  --corpus "$work/orphan" >/dev/null 2>&1 &
+supervisor=$!
+for _ in $(seq 1 100); do
+  pgrep -f -- "--worker 0 .*$work/orphan" >/dev/null && break
+  sleep 0.1
+done
+pgrep -f -- "--worker 0 .*$work/orphan" >/dev/null || fail "the worker never started"
+sleep 1  # in its hung visit
+kill -KILL "$supervisor"
+wait "$supervisor" 2>/dev/null
+sleep 1
+pgrep -f "$work/orphan" >/dev/null && fail "a worker outlived its killed supervisor by a second"
 echo "fuzz hang: passed"
