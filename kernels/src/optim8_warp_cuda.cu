@@ -22,16 +22,32 @@ constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 8;
 constexpr int kWarpCached = 8;
 
+// Each state's finer-index entries in use (nearest_entry_count) are copied into dynamic shared memory
+// one after another, as the contiguous quantize copies its map's: the requantization's decisions read
+// them at scattered places. The registers are held to what 4 blocks an SM allow (64) with up to two
+// states, 3 blocks (80) with three, where three states' entries and code values (71 KB with the
+// built-in maps) let 3 blocks stay resident: ptxas (sm_90) spills nothing in any of them, where
+// without the bound it took up to 115 registers, and before the copy 64-84 with up to 32 bytes spilled.
+template <OptimizerKind K>
+inline constexpr int kMinBlocksPerSm8 = state_count(K) <= 2 ? 4 : 3;
+
 template <OptimizerKind K, DType D>
-__global__ void __launch_bounds__(kWarp * kWarpsPerBlock) optimizer8_warp_kernel(const __grid_constant__ Optimizer8Params p,
-                                                                                const CodeTable* __restrict__ tables,
-                                                                                std::int64_t blocks, int* nonfinite_blocks,
-                                                                                const float* skip) {
+__global__ void __launch_bounds__(kWarp * kWarpsPerBlock, kMinBlocksPerSm8<K>) optimizer8_warp_kernel(
+    const __grid_constant__ Optimizer8Params p, const CodeTable* __restrict__ tables, std::int64_t blocks,
+    int* nonfinite_blocks, const float* skip) {
   if (*skip != 0.0f) return;  // the gradient scan found a NaN/Inf: the step writes nothing (every thread returns)
   constexpr int states = state_count(K);
   __shared__ float code_values[states][256];
+  extern __shared__ std::uint32_t shared_nearest_entries[];
+  NearestIndex indexes[states];
+  int copied = 0;
   for (int k = 0; k < states; ++k) {
     for (int c = threadIdx.x; c < 256; c += blockDim.x) code_values[k][c] = tables[k].code_values[c];
+    const int entries = nearest_entry_count(tables[k]);
+    for (int e = threadIdx.x; e < entries; e += blockDim.x) shared_nearest_entries[copied + e] = tables[k].nearest_entry[e];
+    indexes[k] = nearest_index(tables[k]);
+    indexes[k].entry = shared_nearest_entries + copied;
+    copied += entries;
   }
   __syncthreads();
   const float* values[states];
@@ -71,10 +87,10 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) optimizer8_warp_kernel
 #pragma unroll
     for (int j = 0; j < kWarpCached; ++j) {
       const std::int64_t i = begin + lane + j * kWarp;
-      if (i < end) optim8_store_contiguous<K, D>(p, tables, new_absmax, nonfinite, i, cached[j]);
+      if (i < end) optim8_store_contiguous<K, D>(p, tables, indexes, new_absmax, nonfinite, i, cached[j]);
     }
     for (std::int64_t i = begin + lane + kWarpCached * kWarp; i < end; i += kWarp) {
-      optim8_store_contiguous<K, D>(p, tables, new_absmax, nonfinite, i,
+      optim8_store_contiguous<K, D>(p, tables, indexes, new_absmax, nonfinite, i,
                                     optim8_element_contiguous<K, D>(p, values, old_absmax, i));
     }
     if (lane == 0) {
@@ -83,16 +99,40 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock) optimizer8_warp_kernel
   }
 }
 
+// The bytes of every state's finer-index entries in use: the kernel's dynamic shared memory.
+template <OptimizerKind K>
+std::size_t shared_entry_bytes(const Optimizer8Params& p) {
+  std::size_t entries = 0;
+  for (int k = 0; k < state_count(K); ++k) entries += static_cast<std::size_t>(nearest_entry_count(code_table(p.state_format[k])));
+  return entries * sizeof(std::uint32_t);
+}
+
+// Past the 48 KB a launch takes without opting in (three states of large maps), the kernel opts in;
+// the H100 gives a block up to 227 KB.
+constexpr std::size_t kSharedBytesWithoutOptIn = 48 * 1024;
+
+template <OptimizerKind K, DType D>
+void launch_warp_step_as(int device, const Optimizer8Params& p, const CodeTable* tables, std::int64_t blocks, int* counter,
+                         const float* skip, cudaStream_t stream) {
+  const int threads = kWarp * kWarpsPerBlock;
+  const std::size_t shared_bytes = shared_entry_bytes<K>(p);
+  if (shared_bytes + state_count(K) * 256 * sizeof(float) > kSharedBytesWithoutOptIn) {
+    check(cudaFuncSetAttribute(optimizer8_warp_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(shared_bytes)),
+          "8-bit optimizer kernel: shared memory for its maps' decision entries");
+  }
+  const std::int64_t resident = resident_grid(device, optimizer8_warp_kernel<K, D>, threads, shared_bytes);
+  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min((blocks + kWarpsPerBlock - 1) / kWarpsPerBlock, resident)));
+  optimizer8_warp_kernel<K, D><<<grid, threads, shared_bytes, stream>>>(p, tables, blocks, counter, skip);
+}
+
 template <OptimizerKind K>
 void launch_warp_step_of(int device, const Optimizer8Params& p, const CodeTable* tables, std::int64_t blocks, int* counter,
                          const float* skip, cudaStream_t stream) {
-  const int threads = kWarp * kWarpsPerBlock;
-  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(
-      1, std::min((blocks + kWarpsPerBlock - 1) / kWarpsPerBlock, device_filling_grid(device, threads))));
   switch (p.base.param_dtype) {
-    case DType::f16: optimizer8_warp_kernel<K, DType::f16><<<grid, threads, 0, stream>>>(p, tables, blocks, counter, skip); break;
-    case DType::bf16: optimizer8_warp_kernel<K, DType::bf16><<<grid, threads, 0, stream>>>(p, tables, blocks, counter, skip); break;
-    default: optimizer8_warp_kernel<K, DType::f32><<<grid, threads, 0, stream>>>(p, tables, blocks, counter, skip); break;
+    case DType::f16: launch_warp_step_as<K, DType::f16>(device, p, tables, blocks, counter, skip, stream); break;
+    case DType::bf16: launch_warp_step_as<K, DType::bf16>(device, p, tables, blocks, counter, skip, stream); break;
+    default: launch_warp_step_as<K, DType::f32>(device, p, tables, blocks, counter, skip, stream); break;
   }
 }
 

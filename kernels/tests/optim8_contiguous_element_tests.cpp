@@ -4,8 +4,10 @@
 // infinity) and every code, it gives the bits of the element path (optim8_element, optim8_store).
 #include <gtest/gtest.h>
 
-#include <cstdint>
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -64,6 +66,17 @@ void expect_contiguous_body_matches_element_path(std::uint32_t seed) {
   const CodeTable* tables = code_tables_in_a_row(formats);
   const float* code_values[3] = {tables[0].code_values, states > 1 ? tables[1].code_values : nullptr,
                                  states > 2 ? tables[2].code_values : nullptr};
+  // The kernel's copies of each state's finer-index entries in use, one after another, poison after
+  // the last: a bucket the copy lacks gives another code.
+  std::vector<std::uint32_t> copied(3 * kNearestBuckets, 0xFFFFFFFFu);
+  NearestIndex indexes[3];
+  std::size_t used = 0;
+  for (int k = 0; k < states; ++k) {
+    std::copy_n(tables[k].nearest_entry, nearest_entry_count(tables[k]), copied.begin() + static_cast<std::ptrdiff_t>(used));
+    indexes[k] = nearest_index(tables[k]);
+    indexes[k].entry = copied.data() + used;
+    used += static_cast<std::size_t>(nearest_entry_count(tables[k]));
+  }
   for (const auto& nonfinite : nonfinite_cases) {
     std::vector<std::uint8_t> param_of[2] = {param, param};
     std::vector<std::uint8_t> codes_of[2][3] = {{codes[0], codes[1], codes[2]}, {codes[0], codes[1], codes[2]}};
@@ -85,7 +98,7 @@ void expect_contiguous_body_matches_element_path(std::uint32_t seed) {
       ASSERT_EQ(float_bits(got.p), float_bits(expected.p)) << "parameter of element " << i;
       for (int k = 0; k < states; ++k) ASSERT_EQ(float_bits(got.s[k]), float_bits(expected.s[k])) << "state " << k << " of element " << i;
       optim8_store<K>(p[0], tables, new_absmax, nonfinite, i, expected);
-      optim8_store_contiguous<K, D>(p[1], tables, new_absmax, nonfinite, i, got);
+      optim8_store_contiguous<K, D>(p[1], tables, indexes, new_absmax, nonfinite, i, got);
     }
     EXPECT_EQ(param_of[1], param_of[0]) << "stored parameters";
     for (int k = 0; k < states; ++k) EXPECT_EQ(codes_of[1][k], codes_of[0][k]) << "codes of state " << k;

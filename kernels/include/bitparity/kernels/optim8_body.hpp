@@ -75,14 +75,16 @@ BP_HD ElementValues optim8_element_contiguous(const Optimizer8Params& p, const f
   return e;
 }
 
+// `indexes[k]` is nearest_index(tables[k]), its entries perhaps a copy (the CUDA kernel's, in shared
+// memory).
 template <OptimizerKind K, DType D>
-BP_HD void optim8_store_contiguous(const Optimizer8Params& p, const CodeTable* tables, const float* new_absmax,
-                                   const bool* nonfinite, std::int64_t i, const ElementValues& e) {
+BP_HD void optim8_store_contiguous(const Optimizer8Params& p, const CodeTable* tables, const NearestIndex* indexes,
+                                   const float* new_absmax, const bool* nonfinite, std::int64_t i, const ElementValues& e) {
   constexpr int states = state_count(K);
   store_computed_as<D>(p.base.param, p.base.param_index.offset + i, e.p);
   for (int k = 0; k < states; ++k) {
     const CodeTable& table = tables[k];
-    p.codes[k][i] = nonfinite[k] ? table.zero_code : nearest_code_of(table, normalize(e.s[k], new_absmax[k]));
+    p.codes[k][i] = nonfinite[k] ? table.zero_code : nearest_code_of(table, indexes[k], normalize(e.s[k], new_absmax[k]));
   }
 }
 
