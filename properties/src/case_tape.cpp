@@ -17,7 +17,14 @@ namespace bitparity::properties {
 using nlohmann::json;
 
 std::string CaseTape::next_key(const std::string& name) {
-  const int use = ++uses_[name];
+  std::string key = key_after(name);
+  ++uses_[name];
+  return key;
+}
+
+std::string CaseTape::key_after(const std::string& name) const {
+  const auto found = uses_.find(name);
+  const int use = (found == uses_.end() ? 0 : found->second) + 1;
   return use == 1 ? name : name + "#" + std::to_string(use);
 }
 

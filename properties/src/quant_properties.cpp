@@ -141,7 +141,7 @@ struct QuantizeFamily {
       case Metamorphic::layout:
         c.input = draw_layout_case(t, stats, 3, nonfinite && *rc::gen::arbitrary<bool>(), draw_launch_sized());
         break;
-      case Metamorphic::launch: c.input = draw_layout_case(t, stats, 6, false); break;
+      case Metamorphic::launch: c.input = draw_layout_case(t, stats, 6, false, draw_launch_sized()); break;
       case Metamorphic::determinism: c.input = draw_layout_case(t, stats, 4, nonfinite && *rc::gen::arbitrary<bool>()); break;
       case Metamorphic::device: c.input = draw_layout_case(t, stats, 8, nonfinite && *rc::gen::arbitrary<bool>()); break;
     }

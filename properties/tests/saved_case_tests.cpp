@@ -73,6 +73,27 @@ TEST(SavedCase, EveryRandomPropertyReplaysTheInputsItRecorded) {
   EXPECT_GT(elements, 1000) << "the replayed cases were (nearly) empty";
 }
 
+// An input a property began to draw after cases were saved: files without it replay with what the
+// property did before, and say so; files with it read it back.
+TEST(SavedCase, AnInputAddedLaterReadsItsAbsentValueFromOlderFiles) {
+  const auto never_drawn = [] {
+    ADD_FAILURE() << "a replay drew an input";
+    return true;
+  };
+  PropertyStats stats;
+  CaseTape older = CaseTape::replaying({{"case", 1}}, nlohmann::json::object());
+  EXPECT_FALSE(older.take_or_absent<bool>("contiguous", stats, false, "strided tensors", never_drawn));
+  EXPECT_NE(stats.context.find("strided tensors (the case file predates input 'contiguous')"), std::string::npos)
+      << stats.context;
+  CaseTape newer = CaseTape::replaying({{"contiguous", true}}, nlohmann::json::object());
+  EXPECT_TRUE(newer.take_or_absent<bool>("contiguous", stats, false, "strided tensors", never_drawn));
+  EXPECT_TRUE(newer.unread_inputs().empty());
+  CaseTape second_use = CaseTape::replaying({{"contiguous", false}}, nlohmann::json::object());
+  EXPECT_FALSE(second_use.take_or_absent<bool>("contiguous", stats, true, "contiguous tensors", never_drawn));
+  EXPECT_TRUE(second_use.take_or_absent<bool>("contiguous", stats, true, "contiguous tensors", never_drawn))
+      << "the second use of a name is 'contiguous#2', which the file lacks";
+}
+
 class MutantKill : public ::testing::TestWithParam<fixtures::MutantInfo> {};
 
 // The shrunk kill of each mutant, saved and read back, fails on the mutant and holds on cpu: the

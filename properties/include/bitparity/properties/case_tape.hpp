@@ -13,6 +13,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -137,6 +138,19 @@ class CaseTape {
     return value;
   }
 
+  // As `take`, for an input that properties began to draw after cases were saved: a replayed case
+  // without it reads `absent` (what the property did before it drew the input) and notes so.
+  template <class T, class Draw>
+  T take_or_absent(const std::string& name, PropertyStats& stats, const T& absent, const std::string& absent_note,
+                   Draw&& draw) {
+    if (replaying_ && inputs_.is_object() && !inputs_.contains(key_after(name))) {
+      next_key(name);
+      stats.note(absent_note + " (the case file predates input '" + name + "')");
+      return absent;
+    }
+    return take<T>(name, stats, std::forward<Draw>(draw));
+  }
+
   // Recording: every input taken, encoded, and the notes of each.
   nlohmann::json encoded_inputs() const;
   nlohmann::json encoded_notes() const;
@@ -147,6 +161,7 @@ class CaseTape {
   CaseTape(bool replaying, nlohmann::json inputs, nlohmann::json notes)
       : replaying_(replaying), inputs_(std::move(inputs)), notes_(std::move(notes)) {}
   std::string next_key(const std::string& name);
+  std::string key_after(const std::string& name) const;  // the key next_key(name) will return
 
   struct Entry {
     std::string key;
@@ -166,6 +181,14 @@ template <class T, class Draw>
 T drawn(const PropertyTarget& target, PropertyStats& stats, const std::string& name, Draw&& draw) {
   if (target.tape == nullptr) return draw();
   return target.tape->take<T>(name, stats, std::forward<Draw>(draw));
+}
+
+// As `drawn`, for an input added after cases were saved: older case files replay with `absent`.
+template <class T, class Draw>
+T drawn_or_absent(const PropertyTarget& target, PropertyStats& stats, const std::string& name, const T& absent,
+                  const std::string& absent_note, Draw&& draw) {
+  if (target.tape == nullptr) return draw();
+  return target.tape->take_or_absent<T>(name, stats, absent, absent_note, std::forward<Draw>(draw));
 }
 
 }  // namespace bitparity::properties
