@@ -82,7 +82,13 @@ std::int64_t resident_grid(int device, Kernel kernel, int threads, std::size_t s
     int per_sm = 0;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    found = blocks_per_sm.emplace(key, std::max(1, per_sm)).first;
+    // None fits (shared memory past what the kernel may take): say so here, not as a failed launch.
+    if (per_sm < 1) {
+      throw Error(ErrorCode::cuda_failure, "a kernel of " + std::to_string(threads) + " threads and " +
+                                               std::to_string(shared_bytes) + " bytes of dynamic shared memory fits no "
+                                               "multiprocessor of device " + std::to_string(device));
+    }
+    found = blocks_per_sm.emplace(key, per_sm).first;
   }
   return multiprocessor_count(device) * found->second;
 }

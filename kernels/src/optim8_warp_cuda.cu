@@ -25,9 +25,10 @@ constexpr int kWarpCached = 8;
 // Each state's finer-index entries in use (nearest_entry_count) are copied into dynamic shared memory
 // one after another, as the contiguous quantize copies its map's: the requantization's decisions read
 // them at scattered places. The registers are held to what 4 blocks an SM allow (64) with up to two
-// states, 3 blocks (80) with three, where three states' entries and code values (71 KB with the
-// built-in maps) let 3 blocks stay resident: ptxas (sm_90) spills nothing in any of them, where
-// without the bound it took up to 115 registers, and before the copy 64-84 with up to 32 bytes spilled.
+// states, 3 blocks (80) with three: ptxas (sm_90) spills nothing in any of them, where without the
+// bound it took up to 115 registers, and before the copy 64-84 with up to 32 bytes spilled. Shared
+// memory lets that many stay resident with the dynamic8 maps (48 KB a block for Adam, 72 KB for three
+// states); larger maps (linear8-fused: 30 KB each) hold fewer blocks, with registers to spare.
 template <OptimizerKind K>
 inline constexpr int kMinBlocksPerSm8 = state_count(K) <= 2 ? 4 : 3;
 
@@ -107,9 +108,12 @@ std::size_t shared_entry_bytes(const Optimizer8Params& p) {
   return entries * sizeof(std::uint32_t);
 }
 
-// Past the 48 KB a launch takes without opting in (three states of large maps), the kernel opts in;
-// the H100 gives a block up to 227 KB.
+// Past the 48 KB a launch takes without opting in (two states of large maps, or three), the kernel
+// opts in; the H100 gives a block up to 227 KB. It opts in to the most any maps need, not this
+// launch's bytes, so that host threads launching it with other maps never lower it under each other.
 constexpr std::size_t kSharedBytesWithoutOptIn = 48 * 1024;
+template <OptimizerKind K>
+constexpr std::size_t kMostSharedEntryBytes = static_cast<std::size_t>(state_count(K)) * kNearestBuckets * sizeof(std::uint32_t);
 
 template <OptimizerKind K, DType D>
 void launch_warp_step_as(int device, const Optimizer8Params& p, const CodeTable* tables, std::int64_t blocks, int* counter,
@@ -118,7 +122,7 @@ void launch_warp_step_as(int device, const Optimizer8Params& p, const CodeTable*
   const std::size_t shared_bytes = shared_entry_bytes<K>(p);
   if (shared_bytes + state_count(K) * 256 * sizeof(float) > kSharedBytesWithoutOptIn) {
     check(cudaFuncSetAttribute(optimizer8_warp_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(shared_bytes)),
+                               static_cast<int>(kMostSharedEntryBytes<K>)),
           "8-bit optimizer kernel: shared memory for its maps' decision entries");
   }
   const std::int64_t resident = resident_grid(device, optimizer8_warp_kernel<K, D>, threads, shared_bytes);

@@ -81,14 +81,19 @@ template <int ExpBits, int MantBits>
 BP_HD std::uint16_t round_float_to_narrow(float value) {
 #if defined(__CUDA_ARCH__)
   static_assert((ExpBits == 5 && MantBits == 10) || (ExpBits == 8 && MantBits == 7), "f16 or bf16");
-  std::uint16_t narrowed;
-  if constexpr (ExpBits == 8) {
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(narrowed) : "f"(value));
-  } else {
+  if constexpr (ExpBits == 5) {
+    std::uint16_t narrowed;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(narrowed) : "f"(value));
+    return narrowed;
   }
-  return narrowed;
-#else
+#if __CUDA_ARCH__ >= 800  // cvt to bf16 from sm_80; older devices take the integer form below
+  if constexpr (ExpBits == 8) {
+    std::uint16_t narrowed;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(narrowed) : "f"(value));
+    return narrowed;
+  }
+#endif
+#endif
   const std::uint32_t bits = float_bits(value);
   const std::uint32_t sign = (bits >> 31) << (ExpBits + MantBits);
   const std::uint32_t magnitude = bits & 0x7FFFFFFFu;
@@ -98,7 +103,6 @@ BP_HD std::uint16_t round_float_to_narrow(float value) {
   } else {
     return static_cast<std::uint16_t>(sign | narrow_magnitude<std::uint32_t, 23, 127, ExpBits, MantBits>(magnitude));
   }
-#endif
 }
 
 // A double rounded to fp32 by round-to-odd: toward zero, with the last bit set where inexact. Rounded
