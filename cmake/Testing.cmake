@@ -12,13 +12,18 @@ function(bitparity_note_device_test labels)
   endif()
 endfunction()
 
-# bitparity_gtest(target LABEL label... [TIMEOUT seconds]): discovers the gtest cases of `target`.
+# bitparity_gtest(target LABEL label... [TIMEOUT seconds] [FILTER gtest-filter]): discovers the gtest
+# cases of `target` (those FILTER selects: one executable may hold cases of two labels).
 function(bitparity_gtest target)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "LABEL" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;FILTER" "LABEL" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT ${BITPARITY_DEFAULT_TIMEOUT})
   endif()
-  gtest_discover_tests(${target} PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT} DISCOVERY_TIMEOUT 60)
+  set(filter "")
+  if(ARG_FILTER)
+    set(filter TEST_FILTER ${ARG_FILTER})
+  endif()
+  gtest_discover_tests(${target} ${filter} PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT} DISCOVERY_TIMEOUT 60)
   bitparity_note_device_test("${ARG_LABEL}" ${target})
 endfunction()
 
