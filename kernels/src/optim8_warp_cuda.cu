@@ -109,22 +109,34 @@ std::size_t shared_entry_bytes(const Optimizer8Params& p) {
 }
 
 // Past the 48 KB a launch takes without opting in (two states of large maps, or three), the kernel
-// opts in; the H100 gives a block up to 227 KB. It opts in to the most any maps need, not this
-// launch's bytes, so that host threads launching it with other maps never lower it under each other.
+// opts in; the H100 gives a block up to 227 KB. It opts in to the most any maps need (or what the
+// device allows, where that is less), not this launch's bytes, so that host threads launching it
+// with other maps never lower it under each other.
 constexpr std::size_t kSharedBytesWithoutOptIn = 48 * 1024;
 template <OptimizerKind K>
 constexpr std::size_t kMostSharedEntryBytes = static_cast<std::size_t>(state_count(K)) * kNearestBuckets * sizeof(std::uint32_t);
+template <OptimizerKind K>
+constexpr std::size_t kStaticSharedBytes = static_cast<std::size_t>(state_count(K)) * 256 * sizeof(float);  // code_values
+
+template <OptimizerKind K, DType D>
+void opt_in_to_shared_entries(int device) {
+  int device_most = 0;
+  check(cudaDeviceGetAttribute(&device_most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+        "cudaDeviceGetAttribute (shared memory a block may opt in to)");
+  const std::size_t dynamic_most = static_cast<std::size_t>(device_most) > kStaticSharedBytes<K>
+                                       ? static_cast<std::size_t>(device_most) - kStaticSharedBytes<K>
+                                       : 0;
+  check(cudaFuncSetAttribute(optimizer8_warp_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(std::min(kMostSharedEntryBytes<K>, dynamic_most))),
+        "8-bit optimizer kernel: shared memory for its maps' decision entries");
+}
 
 template <OptimizerKind K, DType D>
 void launch_warp_step_as(int device, const Optimizer8Params& p, const CodeTable* tables, std::int64_t blocks, int* counter,
                          const float* skip, cudaStream_t stream) {
   const int threads = kWarp * kWarpsPerBlock;
   const std::size_t shared_bytes = shared_entry_bytes<K>(p);
-  if (shared_bytes + state_count(K) * 256 * sizeof(float) > kSharedBytesWithoutOptIn) {
-    check(cudaFuncSetAttribute(optimizer8_warp_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(kMostSharedEntryBytes<K>)),
-          "8-bit optimizer kernel: shared memory for its maps' decision entries");
-  }
+  if (shared_bytes + kStaticSharedBytes<K> > kSharedBytesWithoutOptIn) opt_in_to_shared_entries<K, D>(device);
   const std::int64_t resident = resident_grid(device, optimizer8_warp_kernel<K, D>, threads, shared_bytes);
   const auto grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min((blocks + kWarpsPerBlock - 1) / kWarpsPerBlock, resident)));
   optimizer8_warp_kernel<K, D><<<grid, threads, shared_bytes, stream>>>(p, tables, blocks, counter, skip);
