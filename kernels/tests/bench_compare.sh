@@ -37,10 +37,21 @@ refused "not between 1 and 100" --rounds 0 "$bench" "$bench" 'x'
 refused "not a number of seconds" --min-time soon "$bench" "$bench" 'x'
 refused "FILTER is empty" "$bench" "$bench" ' '
 refused "arguments are required" "$bench"
+refused "is not a regular expression" "$bench" "$bench" 'dequantize/(nf4'
+touch "$work/a-file"
+refused "is a file; name a folder" --out "$work/a-file" "$bench" "$bench" 'x'
 
 # A filter neither build has: exit 1, said so.
 "$compare" --rounds 1 --min-time 0.01 "$bench" "$bench" 'no-such-benchmark' >"$work/none.txt" 2>&1
 code=$?
 [ "$code" -eq 1 ] || fail "a filter that matches nothing gave exit $code, expected 1"
 grep -q "^error: no benchmark matched" "$work/none.txt" || fail "an empty match was not explained: $(cat "$work/none.txt")"
+# A build that fails: exit 1 naming it and its last message, nothing half-written left in --out.
+printf '#!/bin/sh\necho "out of device memory" >&2\nexit 3\n' >"$work/failing-bench"
+chmod +x "$work/failing-bench"
+"$compare" --rounds 1 --min-time 0.01 --out "$work/failed" "$work/failing-bench" "$bench" 'x' >"$work/failed.txt" 2>&1
+code=$?
+[ "$code" -eq 1 ] || fail "a failing build gave exit $code, expected 1"
+grep -q "^error: .*failing-bench exited 3: out of device memory" "$work/failed.txt" || fail "the failure was not named: $(cat "$work/failed.txt")"
+ls "$work/failed" | grep -q . && fail "a failed run left files in --out: $(ls "$work/failed")"
 echo "bench-compare: all checks passed"

@@ -21,10 +21,11 @@
 namespace bitparity {
 namespace {
 
-// 2^23 elements: at block size 64, 131072 quant blocks against the ~5000 warps an H100 keeps
-// resident for the quantize (about 25 turns of the loop); 8 turns of the 8-bit step at block size
-// 256; 8 of the dequantize's units. Odd, so that every kernel also has a tail.
-constexpr std::int64_t kGpuElements = (std::int64_t{1} << 23) + 77;
+// 2^25 elements. On an H100 (132 SMs): at block size 64, 2^19 quant blocks against the ~5000 warps
+// resident for the quantize (about 100 turns of its loop); 2^17 blocks of 256 against the ~4200 of
+// the 8-bit step (about 30); 2^22 units of 8 f16/bf16 outputs (2^23 of 4 f32) against the dequantize's
+// 1056 x 256 threads of 4 units a turn (about 4 and 8 turns). Odd, so that every kernel has a tail.
+constexpr std::int64_t kGpuElements = (std::int64_t{1} << 25) + 77;
 constexpr std::int64_t kCpuElements = (std::int64_t{1} << 16) + 77;
 
 // Bytes on a device (CUDA memory, or host memory for the CPU), read back on request.
@@ -61,13 +62,15 @@ std::vector<std::uint8_t> bytes_of_floats(const std::vector<float>& values) {
   return bytes;
 }
 
-// Values whose runs of 64 span magnitudes 2^-30 to 2^30; `nonfinite` plants a NaN in one run of 997
-// and an infinity in one of 1009.
-std::vector<float> spread_values(std::int64_t n, float scale, bool nonfinite) {
+// Values whose runs of 64 span the magnitudes `dtype` holds as normal numbers (2^-30 to 2^30; f16
+// 2^-14 to 2^14, so that its blocks stay finite); `nonfinite` plants a NaN in one run of 997 and an
+// infinity in one of 1009.
+std::vector<float> spread_values(std::int64_t n, float scale, bool nonfinite, DType dtype) {
+  const int binades = dtype == DType::f16 ? 29 : 61;
   std::vector<float> values(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t run = i / 64;
-    const float magnitude = std::ldexp(scale, static_cast<int>((run * 37) % 61) - 30);
+    const float magnitude = std::ldexp(scale, static_cast<int>((run * 37) % binades) - binades / 2);
     float v = magnitude * static_cast<float>((i * 7919) % 2001 - 1000) / 1000.0f;
     if (nonfinite && run % 997 == 5 && i % 64 == 17) v = std::numeric_limits<float>::quiet_NaN();
     if (nonfinite && run % 1009 == 7 && i % 64 == 3) v = -std::numeric_limits<float>::infinity();
@@ -130,10 +133,9 @@ QuantRun quantize_and_back(Device device, QuantFormat format, DType dtype, std::
 // Every quantize and dequantize of `device` (its default launch: the fast kernels) against `baseline`.
 void expect_quantization_as(Device device, const LaunchConfig& launch, Device baseline, const LaunchConfig& baseline_launch,
                             std::int64_t n) {
-  const std::vector<float> values = spread_values(n, 1.0f, true);
   for (QuantFormat format : {parse_quant_format("dynamic8-signed"), parse_quant_format("nf4")}) {
     for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
-      const std::vector<std::uint8_t> input = in_dtype(values, dtype);
+      const std::vector<std::uint8_t> input = in_dtype(spread_values(n, 1.0f, true, dtype), dtype);
       for (std::int64_t blocksize : {64, 256}) {
         const std::string what = std::string(quant_format_info(format).name) + " " + dtype_name(dtype) + " blocksize " +
                                  std::to_string(blocksize) + ", " + std::to_string(n) + " elements, " + device.str() +
@@ -150,6 +152,7 @@ void expect_quantization_as(Device device, const LaunchConfig& launch, Device ba
 }
 
 struct Step8Run {
+  Step8Report report;
   std::vector<std::uint8_t> param;
   std::vector<std::vector<std::uint8_t>> codes, absmax;
 };
@@ -158,7 +161,7 @@ struct Step8Run {
 Step8Run step8(Device device, OptimizerKind kind, DType dtype, std::int64_t blocksize, std::int64_t n, const LaunchConfig& launch) {
   std::vector<float> param_values(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) param_values[static_cast<std::size_t>(i)] = 1.0f + static_cast<float>((i * 104729) % 4001 - 2000) / 4000.0f;
-  Buffer param(device, in_dtype(param_values, dtype)), grad(device, in_dtype(spread_values(n, 1e-3f, false), dtype));
+  Buffer param(device, in_dtype(param_values, dtype)), grad(device, in_dtype(spread_values(n, 1e-3f, false, dtype), dtype));
   const std::int64_t blocks = block_count(n, blocksize);
   const int states = optimizer_info(kind).states;
   std::vector<std::unique_ptr<Buffer>> storage;
@@ -174,8 +177,9 @@ Step8Run step8(Device device, OptimizerKind kind, DType dtype, std::int64_t bloc
   }
   Hyperparameters h = typical_hyperparameters(kind);
   h.step = 3;
-  optimizer8_step(kind, h, param.view(dtype, n), grad.view(dtype, n), quantized, blocksize, launch);
-  Step8Run run{param.read(), {}, {}};
+  Step8Run run;
+  run.report = optimizer8_step(kind, h, param.view(dtype, n), grad.view(dtype, n), quantized, blocksize, launch);
+  run.param = param.read();
   for (int k = 0; k < states; ++k) {
     run.codes.push_back(storage[static_cast<std::size_t>(2 * k)]->read());
     run.absmax.push_back(storage[static_cast<std::size_t>(2 * k + 1)]->read());
@@ -193,6 +197,10 @@ void expect_8bit_steps_as(Device device, const LaunchConfig& launch, Device base
                                std::to_string(n) + " elements, " + device.str() + " vs " + baseline.str() + ": ";
       const Step8Run expected = step8(baseline, info.kind, dtype, 256, n, baseline_launch);
       const Step8Run actual = step8(device, info.kind, dtype, 256, n, launch);
+      // A step that saw a non-finite gradient writes nothing: equal, and checking nothing.
+      ASSERT_FALSE(expected.report.nonfinite_gradient) << what << "the baseline skipped the step";
+      ASSERT_FALSE(actual.report.nonfinite_gradient) << what << "the step was skipped";
+      EXPECT_EQ(expected.report.nonfinite_state_blocks, actual.report.nonfinite_state_blocks) << what << "non-finite state blocks";
       EXPECT_EQ(difference(expected.param, actual.param, dtype == DType::f32 ? 4 : 2), "") << what << "parameter";
       for (std::size_t k = 0; k < expected.codes.size(); ++k) {
         EXPECT_EQ(difference(expected.codes[k], actual.codes[k], 1), "") << what << "state " << k << " codes";
