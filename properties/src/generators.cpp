@@ -378,6 +378,11 @@ LaunchConfig draw_launch() {
   return launch;
 }
 
+LaunchConfig draw_launch_or_default() {
+  if (*rc::gen::inRange(0, 3) == 0) return {};
+  return draw_launch();
+}
+
 std::vector<float> synthesize_values(const ValueRecipe& recipe, std::int64_t n, std::int64_t blocksize,
                                      const CodeTable& table, DType dtype) {
   Synthesizer synth(recipe, table, dtype);

@@ -45,18 +45,23 @@ void layout_property(const PropertyTarget& t, PropertyStats& stats) {
   stats.pass_case(F::elements(c));
 }
 
-// P3: threads, grid and launch splitting do not change a bit. Both runs take the strided or both
-// the contiguous tensors: the contiguous ones reach the launchers' fast paths, which P2 compares
-// with the strided path only at the default launch. (Saved cases older than the choice were strided.)
+// Whether both runs of P3 or P5 take the strided tensors or both their contiguous twins, which reach
+// the launchers' fast paths. Saved cases older than the choice were strided.
+inline bool drawn_contiguity(const PropertyTarget& t, PropertyStats& stats) {
+  return drawn_or_absent<bool>(t, stats, "contiguous", false, "strided tensors", [&] {
+    const bool contiguous = *rc::gen::arbitrary<bool>();
+    stats.note(contiguous ? "contiguous tensors" : "strided tensors");
+    return contiguous;
+  });
+}
+
+// P3: threads, grid and launch splitting do not change a bit, on strided or contiguous tensors (P2
+// compares the contiguous fast paths with the strided path only at the default launch).
 template <class F>
 void launch_property(const PropertyTarget& t, PropertyStats& stats) {
   const typename F::Case c = drawn_case<F>(t, stats, Metamorphic::launch);
   const LaunchConfig launch = drawn_launch(t, stats);
-  const bool contiguous = drawn_or_absent<bool>(t, stats, "contiguous", false, "strided tensors", [&] {
-    const bool drawn_contiguous = *rc::gen::arbitrary<bool>();
-    stats.note(drawn_contiguous ? "contiguous tensors" : "strided tensors");
-    return drawn_contiguous;
-  });
+  const bool contiguous = drawn_contiguity(t, stats);
   stats.note("launch {" + launch.describe() + "}");
   F::expect_same(stats, c, F::run(*t.iut, c, {}, contiguous), F::run(*t.iut, c, launch, contiguous),
                  std::string(contiguous ? "contiguous " : "strided ") + F::operation + " with launch {" +
@@ -74,12 +79,18 @@ void determinism_property(const PropertyTarget& t, PropertyStats& stats) {
   stats.pass_case(F::elements(c));
 }
 
-// P5: the implementation under test gives the baseline's (cpu) bits on the same case.
+// P5: the implementation under test gives the baseline's (cpu) bits on the same case, both on the
+// strided or both on the contiguous tensors. The baseline runs its default launch; the one under
+// test a drawn launch or, one case in three, its default: contiguous tensors at the default launch
+// are the call a user makes, through each device's fast paths.
 template <class F>
 void device_property(const PropertyTarget& t, PropertyStats& stats) {
   const typename F::Case c = drawn_case<F>(t, stats, Metamorphic::device);
-  F::expect_same(stats, c, F::run(*t.baseline, c, {}, false), F::run(*t.iut, c, drawn_launch(t, stats), false),
-                 t.iut->name() + " vs " + t.baseline->name() + " " + F::operation);
+  const LaunchConfig launch = drawn<LaunchConfig>(t, stats, "launch", [] { return draw_launch_or_default(); });
+  const bool contiguous = drawn_contiguity(t, stats);
+  F::expect_same(stats, c, F::run(*t.baseline, c, {}, contiguous), F::run(*t.iut, c, launch, contiguous),
+                 t.iut->name() + " vs " + t.baseline->name() + " " + (contiguous ? "contiguous " : "strided ") +
+                     F::operation + " with launch {" + launch.describe() + "}");
   stats.pass_case(F::elements(c));
 }
 

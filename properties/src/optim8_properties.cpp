@@ -288,7 +288,7 @@ struct Step8Family {
       case Metamorphic::layout: return draw_optim8_case(t, stats, true, false, 2000, draw_launch_sized());
       case Metamorphic::launch: return draw_optim8_case(t, stats, true, false, 20000, draw_launch_sized());
       case Metamorphic::determinism: return draw_optim8_case(t, stats, true, false, 4000);
-      case Metamorphic::device: return draw_optim8_case(t, stats, true, false, 20000);
+      case Metamorphic::device: return draw_optim8_case(t, stats, true, false, 20000, draw_launch_sized());
     }
     return {};
   }

@@ -75,7 +75,8 @@ struct Step32Family {
         return with_nonfinite_inputs(draw_optim_case(t, stats, true, mix == 1, 300, 1, draw_launch_sized()));
       case Metamorphic::launch: return draw_optim_case(t, stats, true, false, 20000, 1, draw_launch_sized());
       case Metamorphic::determinism: return draw_optim_case(t, stats, true, false, 2000);
-      case Metamorphic::device: return with_nonfinite_inputs(draw_optim_case(t, stats, true, mix == 1, 20000));
+      case Metamorphic::device:
+        return with_nonfinite_inputs(draw_optim_case(t, stats, true, mix == 1, 20000, 1, draw_launch_sized()));
     }
     return {};
   }

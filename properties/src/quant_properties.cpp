@@ -143,7 +143,9 @@ struct QuantizeFamily {
         break;
       case Metamorphic::launch: c.input = draw_layout_case(t, stats, 6, false, draw_launch_sized()); break;
       case Metamorphic::determinism: c.input = draw_layout_case(t, stats, 4, nonfinite && *rc::gen::arbitrary<bool>()); break;
-      case Metamorphic::device: c.input = draw_layout_case(t, stats, 8, nonfinite && *rc::gen::arbitrary<bool>()); break;
+      case Metamorphic::device:
+        c.input = draw_layout_case(t, stats, 8, nonfinite && *rc::gen::arbitrary<bool>(), draw_launch_sized());
+        break;
     }
     c.rounding = stochastic ? draw_rounding(stats, true) : StochasticRounding{};
     c.out_dtype = *rc::gen::elementOf(output_dtypes(t, fixtures::OperationFamily::dequantize));

@@ -62,6 +62,7 @@ ValueRecipe draw_values(bool nonfinite);
 // zero, or one so large that code * absmax overflows the output dtype.
 float draw_block_absmax(DType input_dtype);
 LaunchConfig draw_launch();
+LaunchConfig draw_launch_or_default();  // the default launch (the fast paths) one time in three, else draw_launch
 
 // n values in logical order, each exactly representable in dtype, built per block of `blocksize`
 // around a planted block maximum so that values land on codes and near decision midpoints.
