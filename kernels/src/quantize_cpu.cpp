@@ -8,6 +8,7 @@
 #include "nearest_vector_cpu.hpp"
 #include "nibble_select_cpu.hpp"
 #include "parallel_for.hpp"
+#include "state_values_cpu.hpp"
 
 #include <memory>
 #include <new>
@@ -18,7 +19,21 @@ namespace {
 constexpr std::int64_t kElementsPerTask = 1 << 14;  // below this, threads cost more than they save
 static_assert(2 * kElementsPerTask <= kElementsForEveryCpuPath, "the layout properties draw launches this large");
 
+// 8-bit codes into a contiguous fp32 output: each element's product from its code value picked by
+// byte permutes where the CPU has them (state_values_cpu.hpp), where the body would select from the
+// block's table of outputs by gathers (no gather of 16-bit words: f16 and bf16 keep the table).
+// The body takes the tail.
 BITPARITY_CPU_CLONES void dequantize_block_f32(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
+  if (p.bits == 8 && p.output_index.contiguous && cpu_has_avx512vbmi()) {
+    const std::int64_t begin = block_begin(block, p.blocksize);
+    const std::int64_t end = block_end(block, p.blocksize, p.numel);
+    const float absmax = p.absmax[block];
+    float* const out = static_cast<float*>(p.output) + p.output_index.offset;
+    const std::int64_t done = dequantized_f32_of_codes_avx512(table, p.codes + begin, absmax, out + begin, end - begin);
+    dequantize_contiguous<DType::f32>(table, p.codes, p.output, p.output_index.offset, absmax, begin + done, end,
+                                      HalfRunsF16C{}, SelectByCodeVector{}, OutputsOfCodesVector{});
+    return;
+  }
   dequantize_block<DType::f32>(table, p, block, SelectByNibblesVector{}, HalfRunsF16C{}, SelectByCodeVector{},
                                 OutputsOfCodesVector{});
 }

@@ -19,10 +19,20 @@ struct Planes {
   __m512i plane[4][4];  // plane b, codes 64r .. 64r + 63
 };
 
-}  // namespace
+// fl32(value * scale) in each lane, the canonical NaN for a NaN where CanonicalNan.
+template <bool CanonicalNan>
+BITPARITY_KEYS_TARGET inline __m512 product(__m512i value_bits, __m512 scale) {
+  const __m512 scaled = _mm512_mul_ps(_mm512_castsi512_ps(value_bits), scale);
+  if constexpr (!CanonicalNan) return scaled;
+  const __m512 canonical_nan = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(kCanonicalNanF32)));
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(scaled, scaled, _CMP_UNORD_Q), scaled, canonical_nan);
+}
 
-BITPARITY_KEYS_TARGET std::int64_t states_of_codes_avx512(const CodeTable& table, const std::uint8_t* codes,
-                                                          float absmax, float* out, std::int64_t count) {
+// fl32(code value * absmax) of the first count - count % 64 codes; NaN products as the canonical NaN
+// where CanonicalNan (dequantized_in_fp32), as they come where not (dequantize_state).
+template <bool CanonicalNan>
+BITPARITY_KEYS_TARGET std::int64_t products_of_codes(const CodeTable& table, const std::uint8_t* codes, float absmax,
+                                                     float* out, std::int64_t count) {
   Planes planes;
   for (int b = 0; b < 4; ++b) {
     for (int r = 0; r < 4; ++r) planes.plane[b][r] = _mm512_loadu_si512(table.code_value_planes[b] + 64 * r);
@@ -41,19 +51,29 @@ BITPARITY_KEYS_TARGET std::int64_t states_of_codes_avx512(const CodeTable& table
     const __m512i low_words[2] = {_mm512_unpacklo_epi8(bytes[0], bytes[1]), _mm512_unpackhi_epi8(bytes[0], bytes[1])};
     const __m512i high_words[2] = {_mm512_unpacklo_epi8(bytes[2], bytes[3]), _mm512_unpackhi_epi8(bytes[2], bytes[3])};
     for (int h = 0; h < 2; ++h) {
-      const __m512 first = _mm512_castsi512_ps(_mm512_unpacklo_epi16(low_words[h], high_words[h]));
-      const __m512 second = _mm512_castsi512_ps(_mm512_unpackhi_epi16(low_words[h], high_words[h]));
-      // fl32(code value * absmax), as dequantize_state.
-      _mm512_storeu_ps(out + j + 32 * h, _mm512_mul_ps(first, scale));
-      _mm512_storeu_ps(out + j + 32 * h + 16, _mm512_mul_ps(second, scale));
+      _mm512_storeu_ps(out + j + 32 * h, product<CanonicalNan>(_mm512_unpacklo_epi16(low_words[h], high_words[h]), scale));
+      _mm512_storeu_ps(out + j + 32 * h + 16, product<CanonicalNan>(_mm512_unpackhi_epi16(low_words[h], high_words[h]), scale));
     }
   }
   return whole;
 }
 
+}  // namespace
+
+BITPARITY_KEYS_TARGET std::int64_t states_of_codes_avx512(const CodeTable& table, const std::uint8_t* codes,
+                                                          float absmax, float* out, std::int64_t count) {
+  return products_of_codes<false>(table, codes, absmax, out, count);
+}
+
+BITPARITY_KEYS_TARGET std::int64_t dequantized_f32_of_codes_avx512(const CodeTable& table, const std::uint8_t* codes,
+                                                                   float absmax, float* out, std::int64_t count) {
+  return products_of_codes<true>(table, codes, absmax, out, count);
+}
+
 #else
 
 std::int64_t states_of_codes_avx512(const CodeTable&, const std::uint8_t*, float, float*, std::int64_t) { return 0; }
+std::int64_t dequantized_f32_of_codes_avx512(const CodeTable&, const std::uint8_t*, float, float*, std::int64_t) { return 0; }
 
 #endif
 

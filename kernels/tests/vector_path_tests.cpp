@@ -207,13 +207,16 @@ TEST(VectorPaths, Contiguous8BitDequantizeGivesTheElementPathsBits) {
 }
 
 // Blocks of at least 256 codes select each output from the block's 256-entry table (with AVX-512,
-// 32 at a time by permutes of its four quarters). Every code in every position of the vectors, in
-// blocks whose lengths leave tails of several lengths, must give the element path's bits.
+// 32 at a time by permutes of its four quarters); fp32 outputs take each code's value by byte
+// permutes, 64 at a time. Every code in every position of the vectors, in blocks whose lengths leave
+// tails of several lengths, with absmaxes that make zeros, subnormals, infinities and NaNs, must
+// give the element path's bits.
 TEST(VectorPaths, Contiguous8BitSelectionGivesTheElementPathsBitsInEveryPositionAndTail) {
   constexpr std::int64_t kBlocksize = 512;
-  const std::vector<float> absmax_cycle = {0.3f, 1.0f, 7.5f};
+  const std::vector<float> absmax_cycle = {0.3f, 1.0f, 7.5f, 0.0f, std::numeric_limits<float>::infinity(), std::nanf(""),
+                                           0x1p-149f, std::numeric_limits<float>::max(), -2.0f};
   for (const std::int64_t n : {std::int64_t{256}, std::int64_t{257}, std::int64_t{287}, std::int64_t{511},
-                               std::int64_t{512 + 300}, std::int64_t{1024 + 319}}) {
+                               std::int64_t{512 + 300}, std::int64_t{1024 + 319}, std::int64_t{9 * 512 + 63}}) {
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
     // Successive codes differ in bits 6 and 7 too (149 is odd: every code in every vector position).
     for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 149 + 5) % 256);
