@@ -42,6 +42,27 @@ BITPARITY_CPU_CLONES bool contiguous_block_bf16(const Optimizer8Params& p, const
   return contiguous_block_of_dtype<DType::bf16>(p, tables, block);
 }
 
+// The cache lines of a later block's parameters, gradients and state codes, requested while this
+// block computes: the step spends most of its time on arithmetic between the loads of a block, and
+// the hardware prefetcher alone left the first loads of each block waiting on memory.
+constexpr std::int64_t kBlocksAhead = 2;
+constexpr std::int64_t kLine = 64;
+
+void prefetch_lines(const void* base, std::int64_t bytes) {
+  const auto* const first = static_cast<const char*>(base);
+  for (std::int64_t at = 0; at < bytes; at += kLine) __builtin_prefetch(first + at);
+}
+
+void prefetch_block(const Optimizer8Params& p, std::int64_t block) {
+  const std::int64_t begin = block_begin(block, p.blocksize);
+  const std::int64_t count = block_end(block, p.blocksize, p.base.numel) - begin;
+  if (count <= 0) return;
+  const std::int64_t word = dtype_storage_bytes(p.base.param_dtype, 1);
+  prefetch_lines(static_cast<const char*>(p.base.param) + (p.base.param_index.offset + begin) * word, count * word);
+  prefetch_lines(static_cast<const char*>(p.base.grad) + (p.base.grad_index.offset + begin) * word, count * word);
+  for (int k = 0; k < state_count(p.base.kind); ++k) prefetch_lines(p.codes[k] + begin, count);
+}
+
 bool contiguous_block(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block) {
   switch (p.base.param_dtype) {
     case DType::f16: return contiguous_block_f16(p, tables, block);
@@ -61,6 +82,7 @@ void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, st
   detail::split_launches(blocks, per_launch, [&](std::int64_t first, std::int64_t last) {
     detail::parallel_for(first, last, launch.threads, std::max<std::int64_t>(1, kElementsPerTask / p.blocksize), [&](std::int64_t b) {
       if (contiguous) {
+        if (b + kBlocksAhead < last) prefetch_block(p, b + kBlocksAhead);
         flagged[b] = contiguous_block(p, tables, b) ? 1 : 0;
         return;
       }
