@@ -20,7 +20,9 @@ inline std::vector<float> absmax_near_ties(const CodeTable& table) {
     for (int d = -ulps; d <= ulps; ++d) absmax.push_back(float_from_bits(float_bits(centre) + static_cast<std::uint32_t>(d)));
   };
   around(0x1p-100f / table.smallest_magnitude, 3);  // both sides of the bf16 fp32-lane condition
-  for (int code = 0; code < 256; code += 37) {
+  // Every fourth code of a 4-bit map, every 37th of an 8-bit one.
+  const int codes = table.bits == 8 ? 256 : 16, step = table.bits == 8 ? 37 : 4;
+  for (int code = 0; code < codes; code += step) {
     const float value = std::fabs(table.code_values[code]);
     if (value == 0.0f) continue;
     // f16 ties: midpoints between neighbours at several binades, subnormal ones included.

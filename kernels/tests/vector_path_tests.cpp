@@ -172,6 +172,35 @@ TEST(VectorPaths, Contiguous4BitDequantizeGivesTheElementPathsBits) {
   }
 }
 
+// 4-bit blocks' 16 outputs are rounded in fp32 lanes too, as the 8-bit table's: every code in both
+// nibbles, into every output dtype, at absmaxes that put products next to f16 and bf16 ties and
+// underflow, must give the element path's bits.
+TEST(VectorPaths, Contiguous4BitDequantizeNearTiesGivesTheElementPathsBits) {
+  for (const QuantFormat format : {QuantFormat::nf4, QuantFormat::fp4, QuantFormat::fp4_positive_zero}) {
+    const CodeTable& table = code_table(format);
+    std::vector<float> absmax = absmax_near_ties(table);
+    const std::size_t bytes_per_block = kBlock / 2;
+    const std::int64_t n = static_cast<std::int64_t>(absmax.size()) * kBlock;
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(n / 2));
+    // 32 bytes a block, one absmax each: byte j's high nibble j % 16 and low nibble (7j + block) % 16,
+    // so every code meets every absmax in both nibbles, with different neighbours from block to block.
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      const std::size_t j = i % bytes_per_block, block = i / bytes_per_block;
+      codes[i] = static_cast<std::uint8_t>(((j % 16) << 4) | ((7 * j + block) % 16));
+    }
+    for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+      const auto outputs = dequantized_by_both_paths(contiguous_view(codes.data(), DType::packed4, Device::cpu(), {n}),
+                                                     absmax, format, kBlock, dtype, n);
+      const std::size_t word = static_cast<std::size_t>(dtype_storage_bytes(dtype, 1));
+      for (std::size_t at = 0; at < outputs[0].size(); at += word) {
+        ASSERT_TRUE(std::equal(outputs[0].begin() + at, outputs[0].begin() + at + word, outputs[1].begin() + at))
+            << quant_format_info(format).name << " " << dtype_name(dtype) << " element " << at / word << ", absmax "
+            << std::hexfloat << absmax[at / word / kBlock];
+      }
+    }
+  }
+}
+
 // 8-bit dequantize into a contiguous output rounds the products in fp32 lanes (an fma error term and
 // round-to-odd); the element path rounds the exact double product. Blocks of 256 or more take each
 // code's output once and select from it, shorter blocks compute each element's. Every code of every

@@ -559,12 +559,14 @@ BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __r
 }
 
 // The output of each of the 16 codes of a 4-bit map in a block with this absmax: an element's output
-// is a function of its code and the block's absmax alone, so this is the element body, run per code.
-template <DType D>
-BP_HD void dequantized_of_each_code(const CodeTable& table, float absmax, OutputWord<D>* of_code) {
-  for (int code = 0; code < 16; ++code) {
-    store_rounded_double_as<D>(of_code, code, dequantized_exact(table, static_cast<std::uint8_t>(code), absmax));
-  }
+// is a function of its code and the block's absmax alone, so this is the element body's rounding,
+// run per code (dequantized_of_values, in fp32 lanes where the block allows, as the 8-bit table is:
+// the exact double product rounded in software took most of a 256-element block's time into f16).
+template <DType D, class HalfRuns = HalfRunsByElement>
+BP_HD void dequantized_of_each_code(const CodeTable& table, float absmax, OutputWord<D>* of_code,
+                                    const HalfRuns& halves = {}) {
+  const float* const code_values = table.code_values;
+  dequantized_of_values<D>(table, [&](std::int64_t code) { return code_values[code]; }, of_code, absmax, 16, halves);
 }
 
 // Outputs of `bytes` whole bytes of 4-bit codes (high nibble first), selected from the table of
@@ -584,12 +586,13 @@ struct SelectByNibbles {
 
 // The same for 4-bit codes, two elements per byte, from an even `begin`: the block's 16 outputs
 // once, then a selection over whole bytes; the odd last element of a tensor is taken alone.
-template <DType D, class Select>
+template <DType D, class Select, class HalfRuns = HalfRunsByElement>
 BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8_t* __restrict codes,
                                         void* __restrict output, std::int64_t output_offset, float absmax,
-                                        std::int64_t begin, std::int64_t end, const Select& select) {
+                                        std::int64_t begin, std::int64_t end, const Select& select,
+                                        const HalfRuns& halves = {}) {
   OutputWord<D> of_code[16];
-  dequantized_of_each_code<D>(table, absmax, of_code);
+  dequantized_of_each_code<D>(table, absmax, of_code, halves);
   const std::int64_t first_byte = begin / 2;
   const std::int64_t whole_bytes = (end - begin) / 2;
   OutputWord<D>* const out = static_cast<OutputWord<D>*>(output) + output_offset + begin;
@@ -616,7 +619,8 @@ BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, s
       return;
     }
     if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte
-      dequantize_contiguous_packed<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, select);
+      dequantize_contiguous_packed<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, select,
+                                      halves);
       return;
     }
   }
