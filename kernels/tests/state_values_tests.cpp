@@ -40,28 +40,35 @@ std::vector<std::uint8_t> every_code_in_several_orders() {
   return codes;
 }
 
-TEST(StateValues, ByteLookupGivesTheBodysStatesForEveryCode) {
-  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU: the launcher keeps the body's loop";
-  const std::vector<float> absmaxes = absmaxes_to_try();
-  const std::vector<std::uint8_t> codes = every_code_in_several_orders();
-  const auto count = static_cast<std::int64_t>(codes.size());
+// check(info, table, absmax) for every 8-bit map at every absmax to try, until one fails.
+template <class Check>
+void for_every_8bit_map_and_absmax(const Check& check) {
   int tables = 0;
   for (const auto& info : quant_formats()) {
     if (info.bits != 8) continue;
     ++tables;
-    const CodeTable& table = code_table(info.format);
-    for (const float absmax : absmaxes) {
-      std::vector<float> expected(codes.size()), got(codes.size(), -1.0f);
-      StatesOfCodes{}(table, codes.data(), absmax, expected.data(), count);
-      cpu::StatesOfCodesVector{}(table, codes.data(), absmax, got.data(), count);
-      ASSERT_EQ(cpu::states_of_codes_avx512(table, codes.data(), absmax, got.data(), count), count - count % 64);
-      for (std::size_t j = 0; j < codes.size(); ++j) {
-        ASSERT_EQ(float_bits(got[j]), float_bits(expected[j]))
-            << info.name << " absmax " << std::hexfloat << absmax << " code " << std::dec << int{codes[j]} << " at " << j;
-      }
+    for (const float absmax : absmaxes_to_try()) {
+      check(info, code_table(info.format), absmax);
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
   EXPECT_GE(tables, 4);
+}
+
+TEST(StateValues, ByteLookupGivesTheBodysStatesForEveryCode) {
+  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU: the launcher keeps the body's loop";
+  const std::vector<std::uint8_t> codes = every_code_in_several_orders();
+  const auto count = static_cast<std::int64_t>(codes.size());
+  for_every_8bit_map_and_absmax([&](const QuantFormatInfo& info, const CodeTable& table, float absmax) {
+    std::vector<float> expected(codes.size()), got(codes.size(), -1.0f);
+    StatesOfCodes{}(table, codes.data(), absmax, expected.data(), count);
+    cpu::StatesOfCodesVector{}(table, codes.data(), absmax, got.data(), count);
+    ASSERT_EQ(cpu::states_of_codes_avx512(table, codes.data(), absmax, got.data(), count), count - count % 64);
+    for (std::size_t j = 0; j < codes.size(); ++j) {
+      ASSERT_EQ(float_bits(got[j]), float_bits(expected[j]))
+          << info.name << " absmax " << std::hexfloat << absmax << " code " << std::dec << int{codes[j]} << " at " << j;
+    }
+  });
 }
 
 // Dequantize's outputs: the canonical NaN where the product is NaN (0 x infinity, a NaN absmax of
@@ -70,24 +77,17 @@ TEST(StateValues, ByteLookupGivesTheBodysDequantizedFp32ForEveryCode) {
   if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU: the launcher keeps the body's table";
   const std::vector<std::uint8_t> codes = every_code_in_several_orders();
   const auto count = static_cast<std::int64_t>(codes.size());
-  int tables = 0;
-  for (const auto& info : quant_formats()) {
-    if (info.bits != 8) continue;
-    ++tables;
-    const CodeTable& table = code_table(info.format);
-    for (const float absmax : absmaxes_to_try()) {
-      std::vector<float> got(codes.size(), -1.0f);
-      const std::int64_t done = cpu::dequantized_f32_of_codes_avx512(table, codes.data(), absmax, got.data(), count);
-      ASSERT_EQ(done, count - count % 64);
-      for (std::int64_t j = 0; j < done; ++j) {
-        const float expected = dequantized_in_fp32<DType::f32>(table.code_values[codes[j]], absmax);
-        ASSERT_EQ(float_bits(got[j]), float_bits(expected))
-            << info.name << " absmax " << std::hexfloat << absmax << " code " << std::dec << int{codes[j]} << " at " << j;
-      }
-      for (std::int64_t j = done; j < count; ++j) ASSERT_EQ(got[j], -1.0f) << "past the whole 64s, at " << j;
+  for_every_8bit_map_and_absmax([&](const QuantFormatInfo& info, const CodeTable& table, float absmax) {
+    std::vector<float> got(codes.size(), -1.0f);
+    const std::int64_t done = cpu::dequantized_f32_of_codes_avx512(table, codes.data(), absmax, got.data(), count);
+    ASSERT_EQ(done, count - count % 64);
+    for (std::int64_t j = 0; j < done; ++j) {
+      const float expected = dequantized_in_fp32<DType::f32>(table.code_values[codes[j]], absmax);
+      ASSERT_EQ(float_bits(got[j]), float_bits(expected))
+          << info.name << " absmax " << std::hexfloat << absmax << " code " << std::dec << int{codes[j]} << " at " << j;
     }
-  }
-  EXPECT_GE(tables, 4);
+    for (std::int64_t j = done; j < count; ++j) ASSERT_EQ(got[j], -1.0f) << "past the whole 64s, at " << j;
+  });
 }
 
 }  // namespace
