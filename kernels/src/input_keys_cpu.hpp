@@ -20,7 +20,8 @@ namespace bitparity::cpu {
 // neighbours stay normal. So a block whose absmax is m * 2^s (m in [1, 2), a bf16 significand)
 // takes the keys of absmax m, each moved by s binades (+s << 7 on a positive value's key, -s << 7
 // on a negative one's), where every moved key's exponent field stays in [2, 253]; other blocks
-// compute theirs. Built once per launch: 128 rows of keys at about 30 ns each.
+// compute theirs. Built once per map and kept for the process (quantize_cpu.cpp): 128 rows of keys
+// and their checks, about 50 us.
 inline constexpr std::int64_t kBlocksForMovedKeys = 256;  // launches with fewer blocks compute every key
 static_assert(kBlocksForMovedKeys <= kBlocksForEveryCpuPath, "the layout properties draw launches this large");
 struct Bf16KeysByMantissa {

@@ -10,7 +10,9 @@
 #include "parallel_for.hpp"
 #include "state_values_cpu.hpp"
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 
 namespace bitparity::cpu {
@@ -73,17 +75,32 @@ void quantize_block_of(const CodeTable& table, const QuantizeParams& p, std::int
   }
 }
 
-// bf16 launches of many blocks long enough for keys build the map's keys over one binade once
-// (about 4 us), and their blocks move them instead of computing their own (input_keys_cpu.hpp).
-// Without the memory for them, the blocks compute their keys.
-std::unique_ptr<Bf16KeysByMantissa> moved_keys_for(const CodeTable& table, const QuantizeParams& p, std::int64_t blocks) {
+// bf16 launches of many blocks long enough for keys take the map's keys over one binade
+// (input_keys_cpu.hpp), built on the map's first such launch and kept for the process: they depend on
+// the map alone, and building them (about 50 us, plus 64 KB to allocate) cost more than a launch of a
+// few hundred blocks saves. Only the registry's tables, whose addresses last for the process, are
+// kept; another table's launch, or one without the memory, computes its blocks' keys.
+bool registered_table(const CodeTable& table) {
+  for (const QuantFormatInfo& info : quant_formats()) {
+    if (&code_table(info.format) == &table) return true;
+  }
+  return false;
+}
+
+const Bf16KeysByMantissa* moved_keys_for(const CodeTable& table, const QuantizeParams& p, std::int64_t blocks) {
   if (p.input_dtype != DType::bf16 || !p.input_index.contiguous || p.rounding.enabled || blocks < kBlocksForMovedKeys ||
-      p.blocksize < 2 * table.first_step) {
+      p.blocksize < 2 * table.first_step || !registered_table(table)) {
     return nullptr;
   }
+  static std::mutex mutex;
+  static std::map<const CodeTable*, std::unique_ptr<Bf16KeysByMantissa>> built;  // null: the map's keys do not move
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto found = built.find(&table);
+  if (found != built.end()) return found->second.get();
   std::unique_ptr<Bf16KeysByMantissa> keys(new (std::nothrow) Bf16KeysByMantissa());
-  if (keys == nullptr || !build_bf16_keys_by_mantissa(table, *keys)) return nullptr;
-  return keys;
+  if (keys == nullptr) return nullptr;  // not kept: a later launch tries again
+  if (!build_bf16_keys_by_mantissa(table, *keys)) keys.reset();
+  return built.emplace(&table, std::move(keys)).first->second.get();
 }
 
 template <DType D>
@@ -101,11 +118,11 @@ void dequantize_block_of(const CodeTable& table, const DequantizeParams& p, std:
 void quantize(const CodeTable& table, const QuantizeParams& params, const LaunchConfig& launch) {
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
   const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerTask / params.blocksize);
-  const std::unique_ptr<Bf16KeysByMantissa> moved_keys = moved_keys_for(table, params, blocks);
+  const Bf16KeysByMantissa* const moved_keys = moved_keys_for(table, params, blocks);
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
     with_float_dtype(params.input_dtype, [&](auto dtype) {
       detail::parallel_for(first, last, launch.threads, min_blocks, [&](std::int64_t block) {
-        quantize_block_of<dtype.value>(table, params, block, moved_keys.get());
+        quantize_block_of<dtype.value>(table, params, block, moved_keys);
       });
     });
   });

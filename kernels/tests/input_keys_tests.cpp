@@ -271,6 +271,12 @@ TEST(InputKeys, LauncherWithMovedBf16KeysGivesTheStridedPathsCodes) {
       }
     }
     expect_contiguous_equals_strided(info.format, DType::bf16, kBlocksize, patterns);
+    // Launches after the map's first take the keys it kept (quantize_cpu.cpp): the blocks again, last first.
+    std::vector<std::uint16_t> reversed;
+    for (std::int64_t block = kBlocks - 1; block >= 0; --block) {
+      reversed.insert(reversed.end(), patterns.begin() + block * kBlocksize, patterns.begin() + (block + 1) * kBlocksize);
+    }
+    expect_contiguous_equals_strided(info.format, DType::bf16, kBlocksize, reversed);
 
     auto moved = std::make_unique<cpu::Bf16KeysByMantissa>();
     if (!cpu::build_bf16_keys_by_mantissa(table, *moved)) continue;
