@@ -97,7 +97,8 @@ std::int64_t resident_grid(int device, Kernel kernel, int threads, std::size_t s
 // kernels read them through the L1 cache rather than copying them (85 KB each) into shared memory,
 // which would cap the blocks an SM holds. The one part a decision reads at scattered places, the
 // finer index's entries in use (nearest_entry_count: 4.5-30 KB for the built-in maps), the
-// contiguous quantize copies into shared memory once per CUDA block.
+// contiguous quantize and the 8-bit warp step (one copy per state) copy into shared memory once per
+// CUDA block.
 inline const CodeTable* device_code_tables(int device, std::initializer_list<QuantFormat> formats) {
   static std::mutex mutex;
   static std::map<std::pair<int, std::vector<int>>, void*> uploaded;

@@ -2,6 +2,7 @@
 #include "optim8_warp_cuda.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "bitparity/kernels/quantize.hpp"
 #include "cuda_support.hpp"
@@ -118,8 +119,12 @@ constexpr std::size_t kMostSharedEntryBytes = static_cast<std::size_t>(state_cou
 template <OptimizerKind K>
 constexpr std::size_t kStaticSharedBytes = static_cast<std::size_t>(state_count(K)) * 256 * sizeof(float);  // code_values
 
+// Once per device and kernel, as resident_grid caches its occupancy: the attribute holds for the
+// process, and a step should not pay two driver calls each time.
 template <OptimizerKind K, DType D>
 void opt_in_to_shared_entries(int device) {
+  thread_local std::set<int> opted_in;
+  if (opted_in.count(device) != 0) return;
   int device_most = 0;
   check(cudaDeviceGetAttribute(&device_most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
         "cudaDeviceGetAttribute (shared memory a block may opt in to)");
@@ -129,6 +134,7 @@ void opt_in_to_shared_entries(int device) {
   check(cudaFuncSetAttribute(optimizer8_warp_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(std::min(kMostSharedEntryBytes<K>, dynamic_most))),
         "8-bit optimizer kernel: shared memory for its maps' decision entries");
+  opted_in.insert(device);
 }
 
 template <OptimizerKind K, DType D>

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -158,7 +159,9 @@ struct Step8Run {
 };
 
 // One 8-bit step of `kind` from fixed states: codes spread over the map, absmax varied per block.
-Step8Run step8(Device device, OptimizerKind kind, DType dtype, std::int64_t blocksize, std::int64_t n, const LaunchConfig& launch) {
+// `map`: the map of every state (empty: each state's own).
+Step8Run step8(Device device, OptimizerKind kind, DType dtype, std::int64_t blocksize, std::int64_t n, const LaunchConfig& launch,
+               std::optional<QuantFormat> map = {}) {
   std::vector<float> param_values(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) param_values[static_cast<std::size_t>(i)] = 1.0f + static_cast<float>((i * 104729) % 4001 - 2000) / 4000.0f;
   Buffer param(device, in_dtype(param_values, dtype)), grad(device, in_dtype(spread_values(n, 1e-3f, false, dtype), dtype));
@@ -173,7 +176,7 @@ Step8Run step8(Device device, OptimizerKind kind, DType dtype, std::int64_t bloc
     for (std::int64_t b = 0; b < blocks; ++b) absmax[static_cast<std::size_t>(b)] = std::ldexp(1e-3f, static_cast<int>(b % 11) - 5);
     storage.push_back(std::make_unique<Buffer>(device, codes));
     storage.push_back(std::make_unique<Buffer>(device, bytes_of_floats(absmax)));
-    quantized.push_back({storage[storage.size() - 2]->view(DType::u8, n), storage.back()->view(DType::f32, blocks)});
+    quantized.push_back({storage[storage.size() - 2]->view(DType::u8, n), storage.back()->view(DType::f32, blocks), map});
   }
   Hyperparameters h = typical_hyperparameters(kind);
   h.step = 3;
@@ -187,29 +190,43 @@ Step8Run step8(Device device, OptimizerKind kind, DType dtype, std::int64_t bloc
   return run;
 }
 
+// One step of `kind` on `device` against `baseline`, compared bit for bit.
+void expect_8bit_step_as(Device device, const LaunchConfig& launch, Device baseline, const LaunchConfig& baseline_launch,
+                         std::int64_t n, OptimizerKind kind, DType dtype, std::optional<QuantFormat> map,
+                         const std::string& what) {
+  const Step8Run expected = step8(baseline, kind, dtype, 256, n, baseline_launch, map);
+  const Step8Run actual = step8(device, kind, dtype, 256, n, launch, map);
+  // A step that saw a non-finite gradient writes nothing: equal, and checking nothing.
+  ASSERT_FALSE(expected.report.nonfinite_gradient) << what << "the baseline skipped the step";
+  ASSERT_FALSE(actual.report.nonfinite_gradient) << what << "the step was skipped";
+  EXPECT_EQ(expected.report.nonfinite_state_blocks, actual.report.nonfinite_state_blocks) << what << "non-finite state blocks";
+  EXPECT_EQ(difference(expected.param, actual.param, dtype == DType::f32 ? 4 : 2), "") << what << "parameter";
+  for (std::size_t k = 0; k < expected.codes.size(); ++k) {
+    EXPECT_EQ(difference(expected.codes[k], actual.codes[k], 1), "") << what << "state " << k << " codes";
+    EXPECT_EQ(difference(expected.absmax[k], actual.absmax[k], 4), "") << what << "state " << k << " absmax";
+  }
+}
+
 void expect_8bit_steps_as(Device device, const LaunchConfig& launch, Device baseline, const LaunchConfig& baseline_launch,
                           std::int64_t n) {
+  const std::string sizes = ", blocksize 256, " + std::to_string(n) + " elements, " + device.str() + " vs " + baseline.str() + ": ";
   int stepped = 0;
   for (const OptimizerInfo& info : optimizers()) {
     if (!has_8bit_variant(info.kind)) continue;
     for (DType dtype : {DType::f32, DType::bf16}) {
-      const std::string what = std::string(info.name) + " 8-bit, " + dtype_name(dtype) + " parameter, blocksize 256, " +
-                               std::to_string(n) + " elements, " + device.str() + " vs " + baseline.str() + ": ";
-      const Step8Run expected = step8(baseline, info.kind, dtype, 256, n, baseline_launch);
-      const Step8Run actual = step8(device, info.kind, dtype, 256, n, launch);
-      // A step that saw a non-finite gradient writes nothing: equal, and checking nothing.
-      ASSERT_FALSE(expected.report.nonfinite_gradient) << what << "the baseline skipped the step";
-      ASSERT_FALSE(actual.report.nonfinite_gradient) << what << "the step was skipped";
-      EXPECT_EQ(expected.report.nonfinite_state_blocks, actual.report.nonfinite_state_blocks) << what << "non-finite state blocks";
-      EXPECT_EQ(difference(expected.param, actual.param, dtype == DType::f32 ? 4 : 2), "") << what << "parameter";
-      for (std::size_t k = 0; k < expected.codes.size(); ++k) {
-        EXPECT_EQ(difference(expected.codes[k], actual.codes[k], 1), "") << what << "state " << k << " codes";
-        EXPECT_EQ(difference(expected.absmax[k], actual.absmax[k], 4), "") << what << "state " << k << " absmax";
-      }
+      const std::string what = std::string(info.name) + " 8-bit, " + dtype_name(dtype) + " parameter" + sizes;
+      expect_8bit_step_as(device, launch, baseline, baseline_launch, n, info.kind, dtype, {}, what);
       ++stepped;
     }
   }
   EXPECT_GE(stepped, 2) << "no 8-bit optimizer was stepped";
+  // Two states of the densest built-in map (linear8-fused: 7422 finer-index entries, 29.7 KB a
+  // state): the only default-launch shape whose two-state CUDA step asks for more shared memory than
+  // a block gets without opting in (Adam's own maps take 45.6 KB, the three-state ones opt in anyway).
+  const QuantFormat dense = parse_quant_format("linear8-fused");
+  ASSERT_GT(4 * 2 * nearest_entry_count(code_table(dense)), 48 * 1024 - 2 * 1024) << "linear8-fused no longer needs the opt-in";
+  expect_8bit_step_as(device, launch, baseline, baseline_launch, n, OptimizerKind::adam, DType::f32, dense,
+                      "adam 8-bit, both states in linear8-fused, f32 parameter" + sizes);
 }
 
 TEST(GridStride, CpuComparisonOfQuantizationHolds) {

@@ -73,7 +73,8 @@ BP_HD std::uint16_t round_double_to_narrow(double value) {
 
 // The same from fp32, in 32-bit integers (twice the lanes of a vector). bf16 is fp32's upper half:
 // adding 0x7FFF and the kept last bit carries into it exactly when the dropped half is above a tie,
-// or a tie with an odd kept part. NaN is the callers' (each tests for it first). On a device the
+// or a tie with an odd kept part. NaN is the callers': none keeps what this gives for one (each tests
+// for it first, or selects the canonical NaN over it). On a device the
 // conversion instruction (bf16's from sm_80) gives the same rounding (round to nearest even, with subnormals, overflow
 // to infinity) in one instruction, where the integer form of f16 takes about twenty; P12 and P5 on
 // the GPU compare the two.
