@@ -1,10 +1,12 @@
 #pragma once
-// Static partition of [begin, end) over worker threads. Each index is processed by exactly one
-// thread and no reduction crosses threads, so the partition cannot change a result.
+// Static partition of [begin, end) over worker threads (the pool's, worker_pool.hpp). Each index is
+// processed by exactly one thread and no reduction crosses threads, so the partition cannot change a
+// result. A body's exception reaches the caller once every part has finished.
 #include <algorithm>
 #include <cstdint>
 #include <thread>
-#include <vector>
+
+#include "worker_pool.hpp"
 
 namespace bitparity::detail {
 
@@ -18,15 +20,10 @@ void parallel_for(std::int64_t begin, std::int64_t end, int threads, std::int64_
     for (std::int64_t i = begin; i < end; ++i) body(i);
     return;
   }
-  std::vector<std::thread> workers;
-  workers.reserve(threads);
-  for (int t = 0; t < threads; ++t) {
+  run_tasks(threads, [&](int t) {
     const std::int64_t lo = begin + count * t / threads, hi = begin + count * (t + 1) / threads;
-    workers.emplace_back([lo, hi, &body] {
-      for (std::int64_t i = lo; i < hi; ++i) body(i);
-    });
-  }
-  for (auto& worker : workers) worker.join();
+    for (std::int64_t i = lo; i < hi; ++i) body(i);
+  });
 }
 
 // Run `launch(first, last)` over [0, total) in pieces of `per_launch` (0 = one piece).

@@ -1,0 +1,144 @@
+#include "worker_pool.hpp"
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+namespace bitparity::detail {
+
+namespace {
+
+// Threads of their own for one call: the fallback, and what every call did before the pool.
+void run_on_new_threads(int count, const std::function<void(int)>& task) {
+  std::exception_ptr first_error;
+  std::mutex error_mutex;
+  const auto guarded = [&](int t) {
+    try {
+      task(t);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(error_mutex);
+      if (!first_error) first_error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(count - 1));
+  int t = 1;
+  for (; t < count; ++t) {
+    try {
+      threads.emplace_back(guarded, t);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: this one runs the rest
+    }
+  }
+  for (; t < count; ++t) guarded(t);
+  guarded(0);
+  for (auto& thread : threads) thread.join();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+class WorkerPool {
+ public:
+  // false where the pool cannot take the call (busy, or in a forked child): nothing was run.
+  bool run(int count, const std::function<void(int)>& task) {
+    if (::getpid() != owner_) return false;  // a forked child: the workers stayed in the parent
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (busy_) return false;
+    grow_to(count - 1);
+    busy_ = true;
+    task_ = &task;
+    count_ = count;
+    next_ = 0;
+    unfinished_ = count;
+    first_error_ = nullptr;
+    ++job_;
+    lock.unlock();
+    wake_.notify_all();
+    lock.lock();
+    work_on_job(lock);
+    finished_.wait(lock, [&] { return unfinished_ == 0; });
+    const std::exception_ptr error = first_error_;
+    task_ = nullptr;
+    busy_ = false;
+    lock.unlock();
+    if (error) std::rethrow_exception(error);
+    return true;
+  }
+
+ private:
+  // Claims the job's tasks one at a time under the lock, so that a task is never taken from a job
+  // that has ended: its caller waits for every claimed task before it posts another.
+  void work_on_job(std::unique_lock<std::mutex>& lock) {
+    while (task_ != nullptr && next_ < count_) {
+      const int t = next_++;
+      const std::function<void(int)>* const task = task_;
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        (*task)(t);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      if (error && !first_error_) first_error_ = error;
+      if (--unfinished_ == 0) finished_.notify_all();
+    }
+  }
+
+  // A worker helps with the job under way when it starts, then with each job posted after it.
+  void serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      const std::uint64_t seen = job_;
+      work_on_job(lock);
+      wake_.wait(lock, [&] { return job_ != seen; });
+    }
+  }
+
+  // Where no more threads are to be had, the pool keeps what it has: the caller claims every task
+  // the workers do not.
+  void grow_to(int workers) {
+    while (workers_ < workers) {
+      try {
+        std::thread(&WorkerPool::serve, this).detach();
+      } catch (const std::system_error&) {
+        return;
+      }
+      ++workers_;
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_, finished_;
+  const pid_t owner_ = ::getpid();
+  int workers_ = 0;
+  bool busy_ = false;
+  std::uint64_t job_ = 0;
+  const std::function<void(int)>* task_ = nullptr;
+  int count_ = 0, next_ = 0, unfinished_ = 0;
+  std::exception_ptr first_error_;
+};
+
+// Never destroyed: its workers wait on it until the process ends.
+WorkerPool& pool() {
+  static WorkerPool* const instance = new WorkerPool();
+  return *instance;
+}
+
+}  // namespace
+
+void run_tasks(int count, const std::function<void(int)>& task) {
+  if (count <= 0) return;
+  if (count == 1) {
+    task(0);
+    return;
+  }
+  if (!pool().run(count, task)) run_on_new_threads(count, task);
+}
+
+}  // namespace bitparity::detail

@@ -1,0 +1,105 @@
+// The CPU launchers' worker pool (worker_pool.hpp) and the partition over it (parallel_for.hpp):
+// every task and every index runs exactly once, whoever calls, however often, concurrently or from
+// inside a task, after a task threw, and in a forked child, where the pool's workers are not.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "parallel_for.hpp"
+#include "worker_pool.hpp"
+
+namespace bitparity::detail {
+namespace {
+
+// "" when task t of `count` ran exactly once for every t, else the first that did not.
+std::string each_once(const std::vector<std::atomic<int>>& runs) {
+  for (std::size_t t = 0; t < runs.size(); ++t) {
+    if (runs[t].load() != 1) return "task " + std::to_string(t) + " ran " + std::to_string(runs[t].load()) + " times";
+  }
+  return "";
+}
+
+TEST(WorkerPool, EveryTaskRunsOnceOverManyCalls) {
+  for (int count : {1, 2, 3, 8}) {
+    for (int call = 0; call < 500; ++call) {
+      std::vector<std::atomic<int>> runs(static_cast<std::size_t>(count));
+      run_tasks(count, [&](int t) { runs[static_cast<std::size_t>(t)]++; });
+      ASSERT_EQ(each_once(runs), "") << count << " tasks, call " << call;
+    }
+  }
+}
+
+TEST(WorkerPool, ConcurrentAndNestedCallsRunEveryTask) {
+  constexpr int kCallers = 4, kCalls = 200;
+  std::atomic<std::int64_t> inner_runs{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&] {
+      for (int call = 0; call < kCalls; ++call) run_tasks(3, [&](int) { run_tasks(2, [&](int) { inner_runs++; }); });
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  EXPECT_EQ(inner_runs.load(), std::int64_t{kCallers} * kCalls * 3 * 2);
+}
+
+TEST(WorkerPool, ATaskExceptionReachesTheCallerAndThePoolGoesOn) {
+  for (int call = 0; call < 100; ++call) {
+    const int thrower = call % 3;
+    std::vector<std::atomic<int>> runs(3);
+    EXPECT_THROW(run_tasks(3,
+                           [&](int t) {
+                             runs[static_cast<std::size_t>(t)]++;
+                             if (t == thrower) throw std::runtime_error("task " + std::to_string(t));
+                           }),
+                 std::runtime_error)
+        << "call " << call;
+    EXPECT_EQ(each_once(runs), "") << "the other tasks still run, once";
+  }
+  std::vector<std::atomic<int>> runs(4);
+  run_tasks(4, [&](int t) { runs[static_cast<std::size_t>(t)]++; });
+  EXPECT_EQ(each_once(runs), "");
+}
+
+TEST(WorkerPool, AForkedChildRunsItsTasks) {
+  run_tasks(4, [](int) {});  // the pool has its workers in this process
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::vector<std::atomic<int>> runs(4);
+    run_tasks(4, [&](int t) { runs[static_cast<std::size_t>(t)]++; });
+    std::_Exit(each_once(runs).empty() ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit (a hang would time out here)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "a task in the child ran other than once";
+}
+
+TEST(ParallelFor, EachIndexRunsOnceWhateverTheThreadsAndCounts) {
+  for (int threads : {0, 1, 2, 3, 5}) {
+    for (std::int64_t count : {0, 1, 2, 7, 64, 1001}) {
+      std::vector<std::atomic<int>> runs(static_cast<std::size_t>(count));
+      parallel_for(10, 10 + count, threads, 1, [&](std::int64_t i) { runs[static_cast<std::size_t>(i - 10)]++; });
+      ASSERT_EQ(each_once(runs), "") << threads << " threads, " << count << " indices";
+    }
+  }
+}
+
+TEST(ParallelFor, ABodysExceptionReachesTheCaller) {
+  EXPECT_THROW(parallel_for(0, 1000, 2, 1,
+                            [](std::int64_t i) {
+                              if (i == 777) throw std::runtime_error("index 777");
+                            }),
+               std::runtime_error);
+}
+
+}  // namespace
+}  // namespace bitparity::detail
