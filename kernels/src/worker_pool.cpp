@@ -1,11 +1,13 @@
 #include "worker_pool.hpp"
 
+#include <cfenv>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <mutex>
-#include <system_error>
+#include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -32,8 +34,8 @@ void run_on_new_threads(int count, const std::function<void(int)>& task) {
   for (; t < count; ++t) {
     try {
       threads.emplace_back(guarded, t);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: this one runs the rest
+    } catch (...) {  // no more threads to be had (system_error, bad_alloc): this one runs the rest
+      break;
     }
   }
   for (; t < count; ++t) guarded(t);
@@ -47,6 +49,8 @@ class WorkerPool {
   // false where the pool cannot take the call (busy, or in a forked child): nothing was run.
   bool run(int count, const std::function<void(int)>& task) {
     if (::getpid() != owner_) return false;  // a forked child: the workers stayed in the parent
+    std::fenv_t environment;
+    if (std::fegetenv(&environment) != 0) return false;
     std::unique_lock<std::mutex> lock(mutex_);
     if (busy_) return false;
     grow_to(count - 1);
@@ -56,13 +60,14 @@ class WorkerPool {
     next_ = 0;
     unfinished_ = count;
     first_error_ = nullptr;
+    environment_ = environment;
     ++job_;
     lock.unlock();
     wake_.notify_all();
     lock.lock();
-    work_on_job(lock);
+    work_on_job(lock, false);
     finished_.wait(lock, [&] { return unfinished_ == 0; });
-    const std::exception_ptr error = first_error_;
+    const std::exception_ptr error = std::exchange(first_error_, nullptr);
     task_ = nullptr;
     busy_ = false;
     lock.unlock();
@@ -72,14 +77,20 @@ class WorkerPool {
 
  private:
   // Claims the job's tasks one at a time under the lock, so that a task is never taken from a job
-  // that has ended: its caller waits for every claimed task before it posts another.
-  void work_on_job(std::unique_lock<std::mutex>& lock) {
+  // that has ended: its caller waits for every claimed task before it posts another. A worker takes
+  // on the caller's floating-point environment first (rounding, flush-to-zero), as a thread made for
+  // the call would have inherited it.
+  void work_on_job(std::unique_lock<std::mutex>& lock, bool take_environment) {
     while (task_ != nullptr && next_ < count_) {
       const int t = next_++;
       const std::function<void(int)>* const task = task_;
+      const std::fenv_t environment = environment_;
       lock.unlock();
       std::exception_ptr error;
       try {
+        if (take_environment && std::fesetenv(&environment) != 0) {
+          throw std::runtime_error("a worker thread could not take the caller's floating-point environment");
+        }
         (*task)(t);
       } catch (...) {
         error = std::current_exception();
@@ -95,7 +106,7 @@ class WorkerPool {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       const std::uint64_t seen = job_;
-      work_on_job(lock);
+      work_on_job(lock, true);
       wake_.wait(lock, [&] { return job_ != seen; });
     }
   }
@@ -106,7 +117,7 @@ class WorkerPool {
     while (workers_ < workers) {
       try {
         std::thread(&WorkerPool::serve, this).detach();
-      } catch (const std::system_error&) {
+      } catch (...) {
         return;
       }
       ++workers_;
@@ -122,6 +133,7 @@ class WorkerPool {
   const std::function<void(int)>* task_ = nullptr;
   int count_ = 0, next_ = 0, unfinished_ = 0;
   std::exception_ptr first_error_;
+  std::fenv_t environment_{};
 };
 
 // Never destroyed: its workers wait on it until the process ends.

@@ -5,9 +5,10 @@
 
 namespace bitparity::detail {
 
-// Runs task(t) for every t in [0, count), t = 0 on the calling thread and the rest on kept workers,
-// and returns once all have finished; rethrows the first exception a task threw. Where the workers
-// are busy (a concurrent or nested call) or were lost (a fork), the call makes threads of its own.
+// Runs task(t) once for every t in [0, count), on the calling thread and kept workers (which task
+// runs where varies from call to call), each under the caller's floating-point environment, and
+// returns once all have finished; rethrows the first exception a task threw. Where the workers are
+// busy (a concurrent or nested call) or were lost (a fork), the call makes threads of its own.
 void run_tasks(int count, const std::function<void(int)>& task);
 
 }  // namespace bitparity::detail

@@ -1,13 +1,17 @@
 // The CPU launchers' worker pool (worker_pool.hpp) and the partition over it (parallel_for.hpp):
 // every task and every index runs exactly once, whoever calls, however often, concurrently or from
-// inside a task, after a task threw, and in a forked child, where the pool's workers are not.
+// inside a task, after a task threw, and in a forked child, where the pool's workers are not; the
+// workers take part, are kept between calls, and run under the caller's floating-point environment.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cfenv>
+#include <chrono>
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -26,6 +30,33 @@ std::string each_once(const std::vector<std::atomic<int>>& runs) {
   }
   return "";
 }
+
+// A number for each thread, never reused (thread ids may be, once a thread has ended).
+int thread_number() {
+  static std::atomic<int> threads{0};
+  thread_local const int number = threads++;
+  return number;
+}
+
+// Task bodies that wait (up to 20 s) until all `count` tasks of the call have started: each call then
+// needs `count` threads at once, so the pool's workers must take part. false if they never came.
+class Meeting {
+ public:
+  explicit Meeting(int count) : count_(count) {}
+  bool meet() {
+    arrived_++;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (arrived_.load() < count_) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
+ private:
+  const int count_;
+  std::atomic<int> arrived_{0};
+};
 
 TEST(WorkerPool, EveryTaskRunsOnceOverManyCalls) {
   for (int count : {1, 2, 3, 8}) {
@@ -48,6 +79,41 @@ TEST(WorkerPool, ConcurrentAndNestedCallsRunEveryTask) {
   }
   for (auto& caller : callers) caller.join();
   EXPECT_EQ(inner_runs.load(), std::int64_t{kCallers} * kCalls * 3 * 2);
+}
+
+TEST(WorkerPool, KeptWorkersTakePartAndAreReused) {
+  constexpr int kCalls = 20;
+  std::set<int> helpers;
+  for (int call = 0; call < kCalls; ++call) {
+    Meeting meeting(2);
+    std::atomic<int> helper{-1};
+    const int caller = thread_number();
+    bool met[2] = {false, false};
+    run_tasks(2, [&](int t) {
+      met[t] = meeting.meet();
+      if (thread_number() != caller) helper = thread_number();
+    });
+    ASSERT_TRUE(met[0] && met[1]) << "call " << call << ": the two tasks never ran at once";
+    helpers.insert(helper.load());
+  }
+  // Threads made for each call would be kCalls different ones.
+  EXPECT_LE(helpers.size(), 8u) << "the calls' second tasks ran on " << helpers.size() << " different threads";
+}
+
+TEST(WorkerPool, WorkersRunUnderTheCallersFloatingPointEnvironment) {
+  run_tasks(2, [](int) {});  // workers made under the default environment
+  ASSERT_EQ(std::fesetround(FE_DOWNWARD), 0);
+  Meeting meeting(2);
+  int modes[2] = {-1, -1};
+  bool met[2] = {false, false};
+  run_tasks(2, [&](int t) {
+    met[t] = meeting.meet();
+    modes[t] = std::fegetround();
+  });
+  std::fesetround(FE_TONEAREST);
+  ASSERT_TRUE(met[0] && met[1]) << "the two tasks never ran at once";
+  EXPECT_EQ(modes[0], FE_DOWNWARD);
+  EXPECT_EQ(modes[1], FE_DOWNWARD);
 }
 
 TEST(WorkerPool, ATaskExceptionReachesTheCallerAndThePoolGoesOn) {
@@ -73,14 +139,22 @@ TEST(WorkerPool, AForkedChildRunsItsTasks) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    std::vector<std::atomic<int>> runs(4);
-    run_tasks(4, [&](int t) { runs[static_cast<std::size_t>(t)]++; });
+    // Tasks that must run at once: with the parent's workers counted but absent, they never would.
+    Meeting meeting(4);
+    std::vector<std::atomic<int>> runs(4), met(4);
+    run_tasks(4, [&](int t) {
+      runs[static_cast<std::size_t>(t)]++;
+      met[static_cast<std::size_t>(t)] = meeting.meet() ? 1 : 0;
+    });
+    for (auto& m : met) {
+      if (m.load() != 1) std::_Exit(4);
+    }
     std::_Exit(each_once(runs).empty() ? 0 : 3);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit (a hang would time out here)";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "a task in the child ran other than once";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "in the child, a task ran other than once (3) or the tasks never ran at once (4)";
 }
 
 TEST(ParallelFor, EachIndexRunsOnceWhateverTheThreadsAndCounts) {
