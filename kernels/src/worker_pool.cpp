@@ -1,6 +1,9 @@
 #include "worker_pool.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cfenv>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -11,53 +14,82 @@
 #include <vector>
 
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace bitparity::detail {
 
 namespace {
 
+// How long a thread that ran out of work polls before it sleeps: a sleeping worker took 10-15 us to
+// wake on the CI machine, as long as quantizing 2^15 elements, and launches often come back to back
+// (a step over many tensors).
+constexpr auto kPollBeforeSleeping = std::chrono::microseconds(50);
+
+void pause_briefly() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Polls `done` until it holds or kPollBeforeSleeping has passed; returns whether it holds.
+template <class Done>
+bool poll_until(Done done) {
+  const auto until = std::chrono::steady_clock::now() + kPollBeforeSleeping;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      pause_briefly();
+    }
+    if (std::chrono::steady_clock::now() > until) return done();
+  }
+}
+
 // Threads of their own for one call: the fallback, and what every call did before the pool.
-void run_on_new_threads(int count, const std::function<void(int)>& task) {
+void run_on_new_threads(int count, int threads, const std::function<void(int)>& task) {
   std::exception_ptr first_error;
   std::mutex error_mutex;
-  const auto guarded = [&](int t) {
-    try {
-      task(t);
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(error_mutex);
-      if (!first_error) first_error = std::current_exception();
+  std::atomic<int> next{0};
+  const auto claim_tasks = [&] {
+    for (int t = next++; t < count; t = next++) {
+      try {
+        task(t);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(error_mutex);
+        if (!first_error) first_error = std::current_exception();
+      }
     }
   };
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(count - 1));
-  int t = 1;
-  for (; t < count; ++t) {
+  std::vector<std::thread> helpers;
+  helpers.reserve(static_cast<std::size_t>(threads - 1));
+  for (int h = 1; h < threads; ++h) {
     try {
-      threads.emplace_back(guarded, t);
-    } catch (...) {  // no more threads to be had (system_error, bad_alloc): this one runs the rest
+      helpers.emplace_back(claim_tasks);
+    } catch (...) {  // no more threads to be had (system_error, bad_alloc): the others run the rest
       break;
     }
   }
-  for (; t < count; ++t) guarded(t);
-  guarded(0);
-  for (auto& thread : threads) thread.join();
+  claim_tasks();
+  for (auto& helper : helpers) helper.join();
   if (first_error) std::rethrow_exception(first_error);
 }
 
 class WorkerPool {
  public:
   // false where the pool cannot take the call (busy, or in a forked child): nothing was run.
-  bool run(int count, const std::function<void(int)>& task) {
+  bool run(int count, int threads, const std::function<void(int)>& task) {
     if (::getpid() != owner_) return false;  // a forked child: the workers stayed in the parent
     std::fenv_t environment;
     if (std::fegetenv(&environment) != 0) return false;
     std::unique_lock<std::mutex> lock(mutex_);
     if (busy_) return false;
-    grow_to(count - 1);
+    grow_to(threads - 1);
     busy_ = true;
     task_ = &task;
     count_ = count;
     next_ = 0;
+    helpers_wanted_ = threads - 1;
     unfinished_ = count;
     first_error_ = nullptr;
     environment_ = environment;
@@ -66,7 +98,12 @@ class WorkerPool {
     wake_.notify_all();
     lock.lock();
     work_on_job(lock, false);
-    finished_.wait(lock, [&] { return unfinished_ == 0; });
+    if (unfinished_ != 0) {
+      lock.unlock();
+      poll_until([&] { return unfinished_.load() == 0; });
+      lock.lock();
+      finished_.wait(lock, [&] { return unfinished_ == 0; });
+    }
     const std::exception_ptr error = std::exchange(first_error_, nullptr);
     task_ = nullptr;
     busy_ = false;
@@ -81,6 +118,10 @@ class WorkerPool {
   // on the caller's floating-point environment first (rounding, flush-to-zero), as a thread made for
   // the call would have inherited it.
   void work_on_job(std::unique_lock<std::mutex>& lock, bool take_environment) {
+    if (take_environment) {  // a worker: only as many as the call asked for take part
+      if (task_ == nullptr || next_ >= count_ || helpers_wanted_ == 0) return;
+      --helpers_wanted_;
+    }
     while (task_ != nullptr && next_ < count_) {
       const int t = next_++;
       const std::function<void(int)>* const task = task_;
@@ -101,12 +142,16 @@ class WorkerPool {
     }
   }
 
-  // A worker helps with the job under way when it starts, then with each job posted after it.
+  // A worker helps with the job under way when it starts, then with each job posted after it. Out of
+  // work, it polls for the next job a while before it sleeps.
   void serve() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       const std::uint64_t seen = job_;
       work_on_job(lock, true);
+      lock.unlock();
+      poll_until([&] { return job_.load() != seen; });
+      lock.lock();
       wake_.wait(lock, [&] { return job_ != seen; });
     }
   }
@@ -129,9 +174,11 @@ class WorkerPool {
   const pid_t owner_ = ::getpid();
   int workers_ = 0;
   bool busy_ = false;
-  std::uint64_t job_ = 0;
+  // Written under the mutex; atomic for the threads that poll them without it.
+  std::atomic<std::uint64_t> job_{0};
+  std::atomic<int> unfinished_{0};
   const std::function<void(int)>* task_ = nullptr;
-  int count_ = 0, next_ = 0, unfinished_ = 0;
+  int count_ = 0, next_ = 0, helpers_wanted_ = 0;
   std::exception_ptr first_error_;
   std::fenv_t environment_{};
 };
@@ -144,13 +191,22 @@ WorkerPool& pool() {
 
 }  // namespace
 
-void run_tasks(int count, const std::function<void(int)>& task) {
+void run_tasks(int count, int threads, const std::function<void(int)>& task) {
   if (count <= 0) return;
-  if (count == 1) {
-    task(0);
+  threads = std::min(threads, count);
+  if (threads <= 1) {
+    std::exception_ptr first_error;
+    for (int t = 0; t < count; ++t) {
+      try {
+        task(t);
+      } catch (...) {
+        if (!first_error) first_error = std::current_exception();
+      }
+    }
+    if (first_error) std::rethrow_exception(first_error);
     return;
   }
-  if (!pool().run(count, task)) run_on_new_threads(count, task);
+  if (!pool().run(count, threads, task)) run_on_new_threads(count, threads, task);
 }
 
 }  // namespace bitparity::detail

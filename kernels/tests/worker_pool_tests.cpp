@@ -11,6 +11,7 @@
 #include <cfenv>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -74,11 +75,49 @@ TEST(WorkerPool, ConcurrentAndNestedCallsRunEveryTask) {
   std::vector<std::thread> callers;
   for (int c = 0; c < kCallers; ++c) {
     callers.emplace_back([&] {
-      for (int call = 0; call < kCalls; ++call) run_tasks(3, [&](int) { run_tasks(2, [&](int) { inner_runs++; }); });
+      for (int call = 0; call < kCalls; ++call) run_tasks(3, [&](int) { run_tasks(5, 2, [&](int) { inner_runs++; }); });
     });
   }
   for (auto& caller : callers) caller.join();
-  EXPECT_EQ(inner_runs.load(), std::int64_t{kCallers} * kCalls * 3 * 2);
+  EXPECT_EQ(inner_runs.load(), std::int64_t{kCallers} * kCalls * 3 * 5);
+}
+
+TEST(WorkerPool, NoMoreThreadsTakePartThanTheCallAsks) {
+  {
+    Meeting meeting(5);
+    run_tasks(5, [&](int) { meeting.meet(); });  // four workers now wait on the pool
+  }
+  for (int call = 0; call < 50; ++call) {
+    std::mutex mutex;
+    std::set<int> threads;
+    run_tasks(64, 2, [&](int) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      const std::lock_guard<std::mutex> lock(mutex);
+      threads.insert(thread_number());
+    });
+    ASSERT_LE(threads.size(), 2u) << "call " << call << ": asked for 2 threads, " << threads.size() << " took part";
+  }
+}
+
+TEST(WorkerPool, ThreadsClaimTasksAsTheyFinish) {
+  // Task 0 waits (up to 20 s) for the other seven: the thread that does not run it must run them all,
+  // where a fixed share of tasks per thread would leave some waiting behind task 0.
+  for (int call = 0; call < 20; ++call) {
+    std::atomic<int> others{0};
+    bool waited = false;
+    run_tasks(8, 2, [&](int t) {
+      if (t != 0) {
+        others++;
+        return;
+      }
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (others.load() < 7 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+      waited = others.load() == 7;
+    });
+    ASSERT_TRUE(waited) << "call " << call << ": tasks 1-7 did not run while task 0 waited";
+  }
 }
 
 TEST(WorkerPool, KeptWorkersTakePartAndAreReused) {
@@ -120,7 +159,7 @@ TEST(WorkerPool, ATaskExceptionReachesTheCallerAndThePoolGoesOn) {
   for (int call = 0; call < 100; ++call) {
     const int thrower = call % 3;
     std::vector<std::atomic<int>> runs(3);
-    EXPECT_THROW(run_tasks(3,
+    EXPECT_THROW(run_tasks(3, 1 + call % 3,
                            [&](int t) {
                              runs[static_cast<std::size_t>(t)]++;
                              if (t == thrower) throw std::runtime_error("task " + std::to_string(t));
