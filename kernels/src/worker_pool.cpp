@@ -95,7 +95,10 @@ class WorkerPool {
     environment_ = environment;
     ++job_;
     lock.unlock();
-    wake_.notify_all();
+    // Only as many sleepers as the call can use: on a machine of many cores the pool may hold more
+    // (an earlier call asked for more threads), and each one woken would poll for nothing. Workers
+    // polling already see the job without a wake.
+    for (int h = 0; h < threads - 1; ++h) wake_.notify_one();
     lock.lock();
     work_on_job(lock, false);
     if (unfinished_ != 0) {
