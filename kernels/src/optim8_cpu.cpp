@@ -19,8 +19,8 @@ namespace bitparity::cpu {
 
 namespace {
 
-constexpr std::int64_t kElementsPerTask = 16384;  // below this, threads cost more than they save
-static_assert(2 * kElementsPerTask <= kElementsForEveryCpuPath, "the layout properties draw launches this large");
+constexpr std::int64_t kElementsPerPart = 16384;  // the smallest part a thread claims: threads cost more below
+static_assert(2 * kElementsPerPart <= kElementsForEveryCpuPath, "the layout properties draw launches this large");
 
 template <DType D>
 bool contiguous_block_of_dtype(const Optimizer8Params& p, const CodeTable* tables, std::int64_t block) {
@@ -80,7 +80,7 @@ void optimizer8_blocks(const Optimizer8Params& p, const LaunchConfig& launch, st
   std::vector<std::uint8_t> flagged(static_cast<std::size_t>(blocks), 0);
   const std::int64_t per_launch = launch.blocks_per_launch > 0 ? launch.blocks_per_launch : blocks;
   detail::split_launches(blocks, per_launch, [&](std::int64_t first, std::int64_t last) {
-    detail::parallel_for(first, last, launch.threads, std::max<std::int64_t>(1, kElementsPerTask / p.blocksize), [&](std::int64_t b) {
+    detail::parallel_for(first, last, launch.threads, std::max<std::int64_t>(1, kElementsPerPart / p.blocksize), [&](std::int64_t b) {
       if (contiguous) {
         if (b + kBlocksAhead < last) prefetch_block(p, b + kBlocksAhead);
         flagged[b] = contiguous_block(p, tables, b) ? 1 : 0;

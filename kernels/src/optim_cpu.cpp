@@ -12,13 +12,13 @@ namespace bitparity::cpu {
 
 namespace {
 constexpr std::int64_t kChunk = 4096;
-constexpr std::int64_t kChunksPerThread = 4;  // at least this many per worker thread
-static_assert(2 * kChunksPerThread * kChunk <= kElementsForEveryCpuPath, "the layout properties draw launches this large");
+constexpr std::int64_t kChunksPerPart = 4;  // at least this many in each part a thread claims
+static_assert(2 * kChunksPerPart * kChunk <= kElementsForEveryCpuPath, "the layout properties draw launches this large");
 
 template <class Body>
 void over_chunks(std::int64_t first, std::int64_t last, const LaunchConfig& launch, Body body) {
   const std::int64_t chunks = (last - first + kChunk - 1) / kChunk;
-  detail::parallel_for(0, chunks, launch.threads, kChunksPerThread, [&](std::int64_t chunk) {
+  detail::parallel_for(0, chunks, launch.threads, kChunksPerPart, [&](std::int64_t chunk) {
     const std::int64_t begin = first + chunk * kChunk;
     body(begin, std::min(last, begin + kChunk));
   });

@@ -18,8 +18,8 @@
 namespace bitparity::cpu {
 
 namespace {
-constexpr std::int64_t kElementsPerTask = 1 << 14;  // below this, threads cost more than they save
-static_assert(2 * kElementsPerTask <= kElementsForEveryCpuPath, "the layout properties draw launches this large");
+constexpr std::int64_t kElementsPerPart = 1 << 14;  // the smallest part a thread claims: threads cost more below
+static_assert(2 * kElementsPerPart <= kElementsForEveryCpuPath, "the layout properties draw launches this large");
 
 // 8-bit codes into a contiguous fp32 output: each element's product from its code value picked by
 // byte permutes where the CPU has them (state_values_cpu.hpp), where the body would select from the
@@ -117,7 +117,7 @@ void dequantize_block_of(const CodeTable& table, const DequantizeParams& p, std:
 
 void quantize(const CodeTable& table, const QuantizeParams& params, const LaunchConfig& launch) {
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
-  const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerTask / params.blocksize);
+  const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerPart / params.blocksize);
   const Bf16KeysByMantissa* const moved_keys = moved_keys_for(table, params, blocks);
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
     with_float_dtype(params.input_dtype, [&](auto dtype) {
@@ -130,7 +130,7 @@ void quantize(const CodeTable& table, const QuantizeParams& params, const Launch
 
 void dequantize(const CodeTable& table, const DequantizeParams& params, const LaunchConfig& launch) {
   const std::int64_t blocks = block_count(params.numel, params.blocksize);
-  const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerTask / params.blocksize);
+  const std::int64_t min_blocks = std::max<std::int64_t>(1, kElementsPerPart / params.blocksize);
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
     with_float_dtype(params.output_dtype, [&](auto dtype) {
       detail::parallel_for(first, last, launch.threads, min_blocks,
@@ -142,7 +142,7 @@ void dequantize(const CodeTable& table, const DequantizeParams& params, const La
 void convert(const ConvertParams& params, const LaunchConfig& launch) {
   constexpr std::int64_t kChunk = 4096;
   const std::int64_t chunks = (params.numel + kChunk - 1) / kChunk;
-  detail::parallel_for(0, chunks, launch.threads, kElementsPerTask / kChunk, [&](std::int64_t chunk) {
+  detail::parallel_for(0, chunks, launch.threads, kElementsPerPart / kChunk, [&](std::int64_t chunk) {
     const std::int64_t end = std::min(params.numel, (chunk + 1) * kChunk);
     for (std::int64_t i = chunk * kChunk; i < end; ++i) convert_element(params, i);
   });

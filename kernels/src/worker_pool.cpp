@@ -77,7 +77,8 @@ void run_on_new_threads(int count, int threads, const std::function<void(int)>& 
 
 class WorkerPool {
  public:
-  // false where the pool cannot take the call (busy, or in a forked child): nothing was run.
+  // false where the pool cannot take the call (busy, in a forked child, or the floating-point
+  // environment unreadable): nothing was run.
   bool run(int count, int threads, const std::function<void(int)>& task) {
     if (::getpid() != owner_) return false;  // a forked child: the workers stayed in the parent
     std::fenv_t environment;
@@ -120,9 +121,10 @@ class WorkerPool {
   // that has ended: its caller waits for every claimed task before it posts another. A worker takes
   // on the caller's floating-point environment first (rounding, flush-to-zero), as a thread made for
   // the call would have inherited it.
-  void work_on_job(std::unique_lock<std::mutex>& lock, bool take_environment) {
+  // Returns whether the thread took part.
+  bool work_on_job(std::unique_lock<std::mutex>& lock, bool take_environment) {
     if (take_environment) {  // a worker: only as many as the call asked for take part
-      if (task_ == nullptr || next_ >= count_ || helpers_wanted_ == 0) return;
+      if (task_ == nullptr || next_ >= count_ || helpers_wanted_ == 0) return false;
       --helpers_wanted_;
     }
     while (task_ != nullptr && next_ < count_) {
@@ -143,18 +145,21 @@ class WorkerPool {
       if (error && !first_error_) first_error_ = error;
       if (--unfinished_ == 0) finished_.notify_all();
     }
+    return true;
   }
 
   // A worker helps with the job under way when it starts, then with each job posted after it. Out of
-  // work, it polls for the next job a while before it sleeps.
+  // work, it polls for the next job a while before it sleeps, if it took part in the last one (one
+  // that found no part left is not wanted as often).
   void serve() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       const std::uint64_t seen = job_;
-      work_on_job(lock, true);
-      lock.unlock();
-      poll_until([&] { return job_.load() != seen; });
-      lock.lock();
+      if (work_on_job(lock, true)) {
+        lock.unlock();
+        poll_until([&] { return job_.load() != seen; });
+        lock.lock();
+      }
       wake_.wait(lock, [&] { return job_ != seen; });
     }
   }

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cfenv>
 #include <chrono>
@@ -83,11 +84,11 @@ TEST(WorkerPool, ConcurrentAndNestedCallsRunEveryTask) {
 }
 
 TEST(WorkerPool, NoMoreThreadsTakePartThanTheCallAsks) {
-  {
-    Meeting meeting(5);
-    run_tasks(5, [&](int) { meeting.meet(); });  // four workers now wait on the pool
-  }
   for (int call = 0; call < 50; ++call) {
+    {
+      Meeting meeting(5);
+      run_tasks(5, [&](int) { meeting.meet(); });  // four workers, all now polling for the next call
+    }
     std::mutex mutex;
     std::set<int> threads;
     run_tasks(64, 2, [&](int) {
@@ -135,8 +136,10 @@ TEST(WorkerPool, KeptWorkersTakePartAndAreReused) {
     ASSERT_TRUE(met[0] && met[1]) << "call " << call << ": the two tasks never ran at once";
     helpers.insert(helper.load());
   }
-  // Threads made for each call would be kCalls different ones.
-  EXPECT_LE(helpers.size(), 8u) << "the calls' second tasks ran on " << helpers.size() << " different threads";
+  // Threads made for each call would be kCalls different ones; the pool has no more workers than the
+  // widest call of this process asked for (here at most 5 threads, or one per core).
+  const std::size_t most_workers = std::max<std::size_t>(8, std::thread::hardware_concurrency());
+  EXPECT_LE(helpers.size(), most_workers) << "the calls' second tasks ran on " << helpers.size() << " different threads";
 }
 
 TEST(WorkerPool, WorkersRunUnderTheCallersFloatingPointEnvironment) {
@@ -202,6 +205,24 @@ TEST(ParallelFor, EachIndexRunsOnceWhateverTheThreadsAndCounts) {
       std::vector<std::atomic<int>> runs(static_cast<std::size_t>(count));
       parallel_for(10, 10 + count, threads, 1, [&](std::int64_t i) { runs[static_cast<std::size_t>(i - 10)]++; });
       ASSERT_EQ(each_once(runs), "") << threads << " threads, " << count << " indices";
+    }
+  }
+}
+
+TEST(ParallelFor, PartsCoverTheRangeInOrderWithoutOverflow) {
+  constexpr std::int64_t kHuge = std::int64_t{1} << 62;
+  for (const std::int64_t count : {std::int64_t{1}, std::int64_t{7}, std::int64_t{1000}, kHuge, kHuge + 12345}) {
+    for (const std::int64_t parts : {std::int64_t{1}, std::int64_t{3}, std::int64_t{16}, std::int64_t{32768}}) {
+      if (parts > count) continue;
+      std::int64_t previous = part_begin(count, parts, 0);
+      ASSERT_EQ(previous, 0);
+      for (std::int64_t t = 1; t <= parts; ++t) {
+        const std::int64_t next = part_begin(count, parts, t);
+        const std::int64_t size = next - previous;
+        ASSERT_TRUE(size == count / parts || size == count / parts + 1) << count << " in " << parts << ", part " << t - 1;
+        previous = next;
+      }
+      ASSERT_EQ(previous, count) << count << " in " << parts;
     }
   }
 }

@@ -6,7 +6,7 @@ namespace bitparity {
 
 // How the work is laid out; results never depend on it (property P3).
 struct LaunchConfig {
-  int threads = 0;                      // CPU worker threads, or CUDA threads per block; 0 = default
+  int threads = 0;                      // CPU worker threads (at most 4096), or CUDA threads per block; 0 = default
   std::int64_t max_grid = 0;            // CUDA: cap on blocks per grid (grid-stride beyond); 0 = none
   std::int64_t blocks_per_launch = 0;   // split the work into launches of this many quant blocks; 0 = one
   // CUDA: the stream (a cudaStream_t) the work is queued on and the launcher waits for; null: the
@@ -22,8 +22,9 @@ struct LaunchConfig {
 
 // Sizes from which a CPU launch takes every path it has: bf16 keys built once per launch (from 256
 // quant blocks, input_keys_cpu.hpp) and two worker threads or more (from twice the 2^14 elements of
-// the smallest task). The layout properties draw some cases this large, so that each of those paths
-// is compared with the strided one; each launcher static_asserts its own threshold against these.
+// the smallest part a thread claims). The layout properties draw some cases this large, so that each
+// of those paths is compared with the strided one; each launcher static_asserts its own threshold
+// against these.
 inline constexpr std::int64_t kBlocksForEveryCpuPath = 256;
 inline constexpr std::int64_t kElementsForEveryCpuPath = std::int64_t{2} << 14;
 
