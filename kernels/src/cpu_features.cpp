@@ -18,10 +18,11 @@ bool cpu_has_avx512bw() {
 #endif
 }
 
-bool cpu_has_avx512vbmi() {
+bool cpu_has_avx512vbmi2() {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
   static const bool has = cpu_has_avx512bw() && __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vbmi");
+                          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vbmi") &&
+                          __builtin_cpu_supports("avx512vbmi2");
   return has;
 #else
   return false;
@@ -72,7 +73,7 @@ std::string cpu_device_description() {
     if (has) paths += (paths.empty() ? "" : ", ") + std::string(name);
   };
   add(cpu::cpu_has_avx512bw(), "AVX-512 BW");
-  add(cpu::cpu_has_avx512vbmi(), "AVX-512 VBMI");
+  add(cpu::cpu_has_avx512vbmi2(), "AVX-512 VBMI2");
   add(cpu::cpu_has_avx2(), "AVX2");
   add(cpu::cpu_has_f16c(), "F16C");
   const std::string model = cpu_model_name();

@@ -14,7 +14,7 @@
 
 #include "bitparity/kernels/quant_format.hpp"
 
-#define BITPARITY_KEYS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
+#define BITPARITY_KEYS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512vbmi2")))
 
 namespace bitparity::cpu::keys {
 

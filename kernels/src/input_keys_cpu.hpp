@@ -1,6 +1,6 @@
 #pragma once
 // The CPU launcher's nearest codes of contiguous f16 and bf16 blocks, decided on the inputs
-// themselves (input_keys.hpp) with AVX-512 BW and VBMI: the block's thresholds become 16-bit keys
+// themselves (input_keys.hpp) with AVX-512 BW, VBMI and VBMI2: the block's thresholds become 16-bit keys
 // once, then the search of count_below runs on 32 keys per vector, each level's candidates picked by
 // a permute from registers, and the count becomes the code by a byte permute. No division and no
 // gather per element, where the fp32 path pays one of each for every 16 elements. It computes the
@@ -33,7 +33,7 @@ struct Bf16KeysByMantissa {
   bool usable = false;
 };
 
-// Fills `out` for `table`; false (out.usable false) without AVX-512 VBMI or where the map's keys do
+// Fills `out` for `table`; false (out.usable false) without AVX-512 VBMI2 or where the map's keys do
 // not move by exponent.
 bool build_bf16_keys_by_mantissa(const CodeTable& table, Bf16KeysByMantissa& out);
 
@@ -42,11 +42,15 @@ bool build_bf16_keys_by_mantissa(const CodeTable& table, Bf16KeysByMantissa& out
 bool input_threshold_keys_moved(const CodeTable& table, const Bf16KeysByMantissa& moved, std::uint16_t absmax_bits,
                                 std::uint16_t* keys);
 
-// Quantizes block `block` of a contiguous f16, bf16 or fp32 input with nearest rounding: absmax, flag and
-// codes. Returns false, having written nothing, where it does not apply and the body must: a block
+// Quantizes blocks [first, last) of a contiguous f16, bf16 or fp32 input with nearest rounding
+// (absmax, flag and codes) up to the first block it does not apply to, which the body must take:
+// returns that block's index, having written nothing for it, or `last`. It does not apply to a block
 // with NaN, infinity or only zeros, one shorter than 2 * first_step (where computing the keys costs
-// more than it saves), another dtype, or a CPU without AVX-512 VBMI. bf16 blocks take their keys from
-// `bf16_keys` where it is given, usable and covers the block's absmax.
+// more than it saves), another dtype or layout, or on a CPU without AVX-512 VBMI2. bf16 blocks take
+// their keys from `bf16_keys` where it is given, usable and covers the block's absmax.
+std::int64_t quantize_blocks_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t first, std::int64_t last,
+                                     const Bf16KeysByMantissa* bf16_keys = nullptr);
+// The same for one block: false where the body must take it.
 bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
                             const Bf16KeysByMantissa* bf16_keys = nullptr);
 
@@ -54,13 +58,14 @@ bool quantize_block_by_keys(const CodeTable& table, const QuantizeParams& p, std
 bool input_threshold_keys_vector(const CodeTable& table, DType dtype, float absmax, std::uint16_t* keys);
 
 // fp32 blocks (input_keys_f32_cpu.cpp): the same with 32-bit keys, 16 per vector. Called by
-// quantize_block_by_keys; the keys of a block in vector lanes for tests (input_threshold_keys_f32).
-bool quantize_f32_block_by_keys_avx512(const CodeTable& table, const QuantizeParams& p, std::int64_t block);
+// quantize_blocks_by_keys; the keys of a block in vector lanes for tests (input_threshold_keys_f32).
+std::int64_t quantize_f32_blocks_by_keys_avx512(const CodeTable& table, const QuantizeParams& p, std::int64_t first,
+                                                std::int64_t last);
 bool input_threshold_keys_f32_vector(const CodeTable& table, float absmax, std::uint32_t* keys);
 
 // The nearest 8-bit codes of `count` fp32 values against a given absmax (> 0, finite; every
 // |value| at most it), as quantize_contiguous gives them: the 8-bit step's requantization. False,
-// having written nothing, where it does not apply (no VBMI, a 4-bit map, fewer than 2 * first_step
+// having written nothing, where it does not apply (no VBMI2, a 4-bit map, fewer than 2 * first_step
 // values, another absmax).
 bool codes_of_f32_by_keys(const CodeTable& table, const float* values, float absmax, std::uint8_t* codes,
                           std::int64_t count);

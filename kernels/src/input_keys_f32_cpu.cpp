@@ -139,11 +139,10 @@ BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512
   }
 }
 
+// The codes of `count` inputs from a block's level registers.
 template <int Levels>
-BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, int bits_per_code, const float* in,
-                                         std::int64_t count, std::uint8_t* codes) {
-  LevelRegisters r;
-  level_registers<Levels>(table, absmax, r);
+BITPARITY_KEYS_TARGET inline void codes_by_keys(const LevelRegisters& r, int bits_per_code, const float* in, std::int64_t count,
+                                                std::uint8_t* codes) {
   std::int64_t first = 0;
   for (; first + 128 <= count; first += 128) {
     __m512i bits[8];
@@ -170,6 +169,14 @@ BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, i
   }
 }
 
+template <int Levels>
+BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, int bits_per_code, const float* in,
+                                         std::int64_t count, std::uint8_t* codes) {
+  LevelRegisters r;
+  level_registers<Levels>(table, absmax, r);
+  codes_by_keys<Levels>(r, bits_per_code, in, count, codes);
+}
+
 BITPARITY_KEYS_TARGET void codes_of_block(const CodeTable& table, float absmax, const float* in, std::int64_t count,
                                           std::uint8_t* codes) {
   switch (table.first_step) {
@@ -184,11 +191,21 @@ BITPARITY_KEYS_TARGET void codes_of_block(const CodeTable& table, float absmax, 
   }
 }
 
-BITPARITY_KEYS_TARGET bool quantize_f32_block_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
+// A block scanned for its search (input_keys_cpu.cpp's ScannedBlock on fp32).
+struct ScannedBlock {
+  const float* in;
+  std::int64_t count;
+  std::uint8_t* codes;
+  float absmax;
+};
+
+// Block `block` scanned, its absmax and flag stored; false, having written nothing, where the body
+// must take the block (as input_keys_cpu.cpp's scan_block).
+BITPARITY_KEYS_TARGET inline bool scan_block(const CodeTable& table, const QuantizeParams& p, std::int64_t block, ScannedBlock& out) {
   const std::int64_t begin = block_begin(block, p.blocksize);
   const std::int64_t end = block_end(block, p.blocksize, p.numel);
   if (table.bits == 4 && begin % 2 != 0) return false;
-  if (end - begin < 2 * table.first_step) return false;  // as input_keys_cpu.cpp
+  if (end - begin < 2 * table.first_step) return false;
   const float* in = static_cast<const float*>(p.input) + p.input_index.offset + begin;
   const std::int64_t count = end - begin;
   // The largest magnitude pattern: the absmax, or a NaN or infinity (the body's path takes those).
@@ -202,10 +219,38 @@ BITPARITY_KEYS_TARGET bool quantize_f32_block_by_keys(const CodeTable& table, co
   }
   const auto magnitude = static_cast<std::uint32_t>(_mm512_reduce_max_epu32(largest));
   if (magnitude == 0 || magnitude >= 0x7F800000u) return false;
-  const float absmax = finish_block(p, block, BlockScan{float_from_bits(magnitude), false});
-
-  codes_of_block(table, absmax, in, count, p.codes + (table.bits == 8 ? begin : begin / 2));
+  out = ScannedBlock{in, count, p.codes + (table.bits == 8 ? begin : begin / 2),
+                     finish_block(p, block, BlockScan{float_from_bits(magnitude), false})};
   return true;
+}
+
+// Blocks [first, last) until one the body must take, the next block's scan before this block's
+// keys and search (input_keys_cpu.cpp's quantize_blocks_by_keys_of).
+template <int Levels>
+BITPARITY_KEYS_TARGET std::int64_t quantize_blocks_by_keys_of(const CodeTable& table, const QuantizeParams& p, std::int64_t first,
+                                                              std::int64_t last) {
+  ScannedBlock current{}, next{};
+  if (first == last || !scan_block(table, p, first, current)) return first;
+  for (std::int64_t block = first;; ++block) {
+    const bool scanned_next = block + 1 < last && scan_block(table, p, block + 1, next);
+    codes_by_keys<Levels>(table, current.absmax, table.bits, current.in, current.count, current.codes);
+    if (!scanned_next) return block + 1;
+    current = next;
+  }
+}
+
+BITPARITY_KEYS_TARGET std::int64_t quantize_f32_blocks_by_keys(const CodeTable& table, const QuantizeParams& p, std::int64_t first,
+                                                               std::int64_t last) {
+  switch (table.first_step) {
+    case 1: return quantize_blocks_by_keys_of<1>(table, p, first, last);
+    case 2: return quantize_blocks_by_keys_of<2>(table, p, first, last);
+    case 4: return quantize_blocks_by_keys_of<3>(table, p, first, last);
+    case 8: return quantize_blocks_by_keys_of<4>(table, p, first, last);
+    case 16: return quantize_blocks_by_keys_of<5>(table, p, first, last);
+    case 32: return quantize_blocks_by_keys_of<6>(table, p, first, last);
+    case 64: return quantize_blocks_by_keys_of<7>(table, p, first, last);
+    default: return quantize_blocks_by_keys_of<8>(table, p, first, last);
+  }
 }
 
 // The level keys at positions 1 .. 2 * first_step - 1 (input_threshold_keys' layout), the rest
@@ -220,27 +265,30 @@ BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, 
 
 }  // namespace
 
-bool quantize_f32_block_by_keys_avx512(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
-  return quantize_f32_block_by_keys(table, p, block);
+std::int64_t quantize_f32_blocks_by_keys_avx512(const CodeTable& table, const QuantizeParams& p, std::int64_t first,
+                                                std::int64_t last) {
+  return quantize_f32_blocks_by_keys(table, p, first, last);
 }
 
 bool codes_of_f32_by_keys(const CodeTable& table, const float* values, float absmax, std::uint8_t* codes,
                           std::int64_t count) {
-  if (!cpu_has_avx512vbmi() || table.bits != 8 || count < 2 * table.first_step) return false;
+  if (!cpu_has_avx512vbmi2() || table.bits != 8 || count < 2 * table.first_step) return false;
   if (!(absmax > 0) || !(absmax <= std::numeric_limits<float>::max())) return false;
   codes_of_block(table, absmax, values, count, codes);
   return true;
 }
 
 bool input_threshold_keys_f32_vector(const CodeTable& table, float absmax, std::uint32_t* keys) {
-  if (!cpu_has_avx512vbmi()) return false;
+  if (!cpu_has_avx512vbmi2()) return false;
   threshold_keys(table, absmax, keys);
   return true;
 }
 
 #else
 
-bool quantize_f32_block_by_keys_avx512(const CodeTable&, const QuantizeParams&, std::int64_t) { return false; }
+std::int64_t quantize_f32_blocks_by_keys_avx512(const CodeTable&, const QuantizeParams&, std::int64_t first, std::int64_t) {
+  return first;
+}
 bool input_threshold_keys_f32_vector(const CodeTable&, float, std::uint32_t*) { return false; }
 bool codes_of_f32_by_keys(const CodeTable&, const float*, float, std::uint8_t*, std::int64_t) { return false; }
 

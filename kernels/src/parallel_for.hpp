@@ -23,10 +23,11 @@ inline std::int64_t part_begin(std::int64_t count, std::int64_t parts, std::int6
   return (count / parts) * t + std::min(t, count % parts);
 }
 
-// Runs body(i) once for every i in [begin, end) on at most `threads` threads (0: one per core), in
-// parts of at least `min_per_part` indices (fewer parts, down to one, where there are too few).
+// Runs body(lo, hi) once for each part [lo, hi) of [begin, end) on at most `threads` threads (0: one
+// per core), the parts at least `min_per_part` indices long (fewer parts, down to one, where there
+// are too few): for bodies that carry work from one index to the next.
 template <class Body>
-void parallel_for(std::int64_t begin, std::int64_t end, int threads, std::int64_t min_per_part, Body body) {
+void parallel_for_parts(std::int64_t begin, std::int64_t end, int threads, std::int64_t min_per_part, Body body) {
   const std::int64_t count = end - begin;
   if (count <= 0) return;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -34,12 +35,18 @@ void parallel_for(std::int64_t begin, std::int64_t end, int threads, std::int64_
   const std::int64_t most_parts = std::max<std::int64_t>(1, count / std::max<std::int64_t>(1, min_per_part));
   threads = static_cast<int>(std::min<std::int64_t>(threads, most_parts));
   if (threads <= 1) {
-    for (std::int64_t i = begin; i < end; ++i) body(i);
+    body(begin, end);
     return;
   }
   const auto parts = static_cast<int>(std::min<std::int64_t>(most_parts, threads * kPartsPerThread));
-  run_tasks(parts, threads, [&](int t) {
-    const std::int64_t lo = begin + part_begin(count, parts, t), hi = begin + part_begin(count, parts, t + 1);
+  run_tasks(parts, threads,
+            [&](int t) { body(begin + part_begin(count, parts, t), begin + part_begin(count, parts, t + 1)); });
+}
+
+// Runs body(i) once for every i in [begin, end), as parallel_for_parts divides it.
+template <class Body>
+void parallel_for(std::int64_t begin, std::int64_t end, int threads, std::int64_t min_per_part, Body body) {
+  parallel_for_parts(begin, end, threads, min_per_part, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t i = lo; i < hi; ++i) body(i);
   });
 }

@@ -26,7 +26,7 @@ static_assert(2 * kElementsPerPart <= kElementsForEveryCpuPath, "the layout prop
 // block's table of outputs by gathers (no gather of 16-bit words: f16 and bf16 keep the table).
 // The body takes the tail.
 BITPARITY_CPU_CLONES void dequantize_block_f32(const CodeTable& table, const DequantizeParams& p, std::int64_t block) {
-  if (p.bits == 8 && p.output_index.contiguous && cpu_has_avx512vbmi()) {
+  if (p.bits == 8 && p.output_index.contiguous && cpu_has_avx512vbmi2()) {
     const std::int64_t begin = block_begin(block, p.blocksize);
     const std::int64_t end = block_end(block, p.blocksize, p.numel);
     const float absmax = p.absmax[block];
@@ -48,30 +48,35 @@ BITPARITY_CPU_CLONES void dequantize_block_bf16(const CodeTable& table, const De
                                 OutputsOfCodesVector{});
 }
 
-// Blocks go to the decision on keys where the CPU has it (input_keys_cpu.hpp), which hands back the
-// blocks it does not take.
+// The body's blocks: those the decision on keys (input_keys_cpu.hpp) does not take.
 BITPARITY_CPU_CLONES void quantize_block_f32(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
-  if (quantize_block_by_keys(table, p, block)) return;
   quantize_block<DType::f32>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
 BITPARITY_CPU_CLONES void quantize_block_f16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
-  if (quantize_block_by_keys(table, p, block)) return;
   quantize_block<DType::f16>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
-BITPARITY_CPU_CLONES void quantize_block_bf16(const CodeTable& table, const QuantizeParams& p, std::int64_t block,
-                                              const Bf16KeysByMantissa* keys) {
-  if (quantize_block_by_keys(table, p, block, keys)) return;
+BITPARITY_CPU_CLONES void quantize_block_bf16(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
   quantize_block<DType::bf16>(table, p, block, DecideNearestVector{}, HalfRunsF16C{});
 }
 
 template <DType D>
-void quantize_block_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block, const Bf16KeysByMantissa* keys) {
+void quantize_block_of(const CodeTable& table, const QuantizeParams& p, std::int64_t block) {
   if constexpr (D == DType::f16) {
     quantize_block_f16(table, p, block);
   } else if constexpr (D == DType::bf16) {
-    quantize_block_bf16(table, p, block, keys);
+    quantize_block_bf16(table, p, block);
   } else {
     quantize_block_f32(table, p, block);
+  }
+}
+
+// Blocks [first, last): runs of them by keys where the CPU and the layout allow, the rest by the body.
+template <DType D>
+void quantize_blocks(const CodeTable& table, const QuantizeParams& p, std::int64_t first, std::int64_t last,
+                     const Bf16KeysByMantissa* keys) {
+  for (std::int64_t block = first; block < last;) {
+    block = quantize_blocks_by_keys(table, p, block, last, keys);
+    if (block < last) quantize_block_of<D>(table, p, block++);
   }
 }
 
@@ -121,8 +126,8 @@ void quantize(const CodeTable& table, const QuantizeParams& params, const Launch
   const Bf16KeysByMantissa* const moved_keys = moved_keys_for(table, params, blocks);
   detail::split_launches(blocks, launch.blocks_per_launch, [&](std::int64_t first, std::int64_t last) {
     with_float_dtype(params.input_dtype, [&](auto dtype) {
-      detail::parallel_for(first, last, launch.threads, min_blocks, [&](std::int64_t block) {
-        quantize_block_of<dtype.value>(table, params, block, moved_keys);
+      detail::parallel_for_parts(first, last, launch.threads, min_blocks, [&](std::int64_t lo, std::int64_t hi) {
+        quantize_blocks<dtype.value>(table, params, lo, hi, moved_keys);
       });
     });
   });

@@ -74,7 +74,7 @@ TEST(InputKeysF32, ScalarKeysGiveTheSearchsCodeAtEveryBoundary) {
 }
 
 TEST(InputKeysF32, VectorKeysEqualScalarKeys) {
-  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI: the launcher keeps the fp32 path";
+  if (!cpu::cpu_has_avx512vbmi2()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI2: the launcher keeps the fp32 path";
   std::vector<float> candidates = absmaxes();
   for (std::uint32_t bits = 1; bits < 0x7F800000u; bits += 0x1F3F1u) candidates.push_back(float_from_bits(bits));
   for (const CodeTable& table : tables()) {
@@ -143,7 +143,7 @@ TEST(InputKeysF32, LauncherGivesTheStridedPathsCodes) {
 // body's: states of every scale with their exact absmax, for every 8-bit map, at block lengths
 // that leave partial steps; blocks it must hand back (absmax 0, fewer than 2 * first_step values).
 TEST(InputKeysF32, RequantizationGivesTheBodysCodes) {
-  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
+  if (!cpu::cpu_has_avx512vbmi2()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI2";
   std::mt19937 rng(17);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const auto& info : quant_formats()) {

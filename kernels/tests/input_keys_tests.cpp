@@ -107,7 +107,7 @@ TEST(InputKeys, AnEdgeEqualToAnInputFollowsTheTieRule) {
 }
 
 TEST(InputKeys, VectorKeysEqualScalarKeys) {
-  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI: the launcher keeps the fp32 path";
+  if (!cpu::cpu_has_avx512vbmi2()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI2: the launcher keeps the fp32 path";
   std::vector<CodeTable> tables;
   for (const auto& info : quant_formats()) tables.push_back(code_table(info.format));
   tables.push_back(tie_table());
@@ -192,6 +192,38 @@ TEST(InputKeys, LauncherGivesTheStridedPathsCodesOnEvery16BitPattern) {
   }
 }
 
+// The launcher takes runs of blocks by keys, scanning each block while the one before is searched
+// (input_keys_cpu.cpp): blocks the body must take (zeros, NaN, infinity) right after key blocks, two
+// in a row, first and last, in a launch long enough for two threads and for moved bf16 keys.
+TEST(InputKeys, LauncherHandsBackBlocksInsideARunOfKeyBlocks) {
+  constexpr std::int64_t kBlocks = 300;
+  for (const auto& info : quant_formats()) {
+    for (const DType dtype : {DType::f16, DType::bf16}) {
+      for (const std::int64_t blocksize : {64, 256}) {
+        std::mt19937 rng(static_cast<unsigned>(blocksize) + 3 * static_cast<unsigned>(dtype));
+        std::vector<std::uint16_t> patterns;
+        while (static_cast<std::int64_t>(patterns.size()) < kBlocks * blocksize) {
+          const auto bits = static_cast<std::uint16_t>(rng());
+          if (finite_pattern(dtype, bits)) patterns.push_back(bits);
+        }
+        const std::uint16_t nan = dtype == DType::f16 ? 0x7E00 : 0x7FC0, infinity = dtype == DType::f16 ? 0xFC00 : 0xFF80;
+        const auto fill = [&](std::int64_t block, std::uint16_t bits) {
+          std::fill_n(patterns.begin() + block * blocksize, blocksize, bits);
+        };
+        fill(0, 0x0000);
+        fill(5, 0x8000);
+        fill(6, 0x0000);
+        patterns[static_cast<std::size_t>(9 * blocksize + 7)] = nan;
+        patterns[static_cast<std::size_t>(150 * blocksize + blocksize - 1)] = infinity;
+        patterns[static_cast<std::size_t>(151 * blocksize)] = nan;
+        patterns[static_cast<std::size_t>((kBlocks - 1) * blocksize + 1)] = nan;
+        patterns.resize(patterns.size() + 37, 0x3400);  // an odd last block after the NaN one
+        expect_contiguous_equals_strided(info.format, dtype, blocksize, patterns);
+      }
+    }
+  }
+}
+
 // A 4-bit map whose edge between its smallest negative value -a and 0 is -2^-126 + 0.75 * 2^-133 +
 // 2^-150: at absmax 1 its bf16 key is -2^-126 (0x8080), whose neighbour toward zero is subnormal,
 // a whole step away; at absmax 2 the bound lies half a step inside the binade above, where
@@ -211,7 +243,7 @@ QuantFormat min_normal_key_format() {
 // range for the built-in maps. The tie map's keys and the min-normal map's key at -2^-126 must not
 // move (moving them gives other keys).
 TEST(InputKeys, MovedBf16KeysEqualComputedKeysAtEveryAbsmax) {
-  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI: the launcher keeps the fp32 path";
+  if (!cpu::cpu_has_avx512vbmi2()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI2: the launcher keeps the fp32 path";
   const std::string tie_name(quant_format_info(input_keys_tie_format()).name);
   const std::string min_normal_name(quant_format_info(min_normal_key_format()).name);
   std::vector<std::pair<std::string, CodeTable>> tables;

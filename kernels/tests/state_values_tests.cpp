@@ -56,7 +56,7 @@ void for_every_8bit_map_and_absmax(const Check& check) {
 }
 
 TEST(StateValues, ByteLookupGivesTheBodysStatesForEveryCode) {
-  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU: the launcher keeps the body's loop";
+  if (!cpu::cpu_has_avx512vbmi2()) GTEST_SKIP() << "no AVX-512 VBMI2 on this CPU: the launcher keeps the body's loop";
   const std::vector<std::uint8_t> codes = every_code_in_several_orders();
   const auto count = static_cast<std::int64_t>(codes.size());
   for_every_8bit_map_and_absmax([&](const QuantFormatInfo& info, const CodeTable& table, float absmax) {
@@ -74,7 +74,7 @@ TEST(StateValues, ByteLookupGivesTheBodysStatesForEveryCode) {
 // Dequantize's outputs: the canonical NaN where the product is NaN (0 x infinity, a NaN absmax of
 // any payload), the product's bits everywhere else.
 TEST(StateValues, ByteLookupGivesTheBodysDequantizedFp32ForEveryCode) {
-  if (!cpu::cpu_has_avx512vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU: the launcher keeps the body's table";
+  if (!cpu::cpu_has_avx512vbmi2()) GTEST_SKIP() << "no AVX-512 VBMI2 on this CPU: the launcher keeps the body's table";
   const std::vector<std::uint8_t> codes = every_code_in_several_orders();
   const auto count = static_cast<std::int64_t>(codes.size());
   for_every_8bit_map_and_absmax([&](const QuantFormatInfo& info, const CodeTable& table, float absmax) {
