@@ -35,31 +35,43 @@ struct BlockScale {
   __m512 narrow;
 };
 
-template <DType D, bool BoundsInFp32>
-BITPARITY_KEYS_TARGET inline __m256i threshold_keys_16(const CodeTable& table, int first, const BlockScale& absmax) {
+template <bool BoundsInFp32>
+BITPARITY_KEYS_TARGET inline __m512 rounded_bounds_16(const CodeTable& table, int first, const BlockScale& absmax) {
   constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-  __m512 down;
   if constexpr (BoundsInFp32) {
     const __m512 half_gap = _mm512_mul_ps(_mm512_loadu_ps(table.key_half_gaps_by_position + first), absmax.narrow);
-    down = _mm512_fmadd_round_ps(_mm512_loadu_ps(table.key_thresholds_by_position + first), absmax.narrow, half_gap, kDown);
+    return _mm512_fmadd_round_ps(_mm512_loadu_ps(table.key_thresholds_by_position + first), absmax.narrow, half_gap, kDown);
   } else {
     const __m512d bound_low = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first), absmax.wide);
     const __m512d bound_high = _mm512_mul_pd(_mm512_loadu_pd(table.key_bounds_by_position + first + 8), absmax.wide);
-    down = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(bound_low, kDown)),
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(bound_low, kDown)),
                               _mm512_cvt_roundpd_ps(bound_high, kDown), 1);
   }
-  __m256i narrow;
+}
+
+// The keys of positions [first, first + 32), built 32 lanes at a time after the fp32 bounds.
+template <DType D, bool BoundsInFp32>
+BITPARITY_KEYS_TARGET inline __m512i threshold_keys_32(const CodeTable& table, int first, const BlockScale& absmax) {
+  const __m512 low = rounded_bounds_16<BoundsInFp32>(table, first, absmax);
+  const __m512 high = rounded_bounds_16<BoundsInFp32>(table, first + 16, absmax);
+  __m512i narrow;
   if constexpr (D == DType::f16) {
-    narrow = _mm512_cvtps_ph(down, _MM_FROUND_TO_NEG_INF);
+    narrow = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtps_ph(low, _MM_FROUND_TO_NEG_INF)),
+                                _mm512_cvtps_ph(high, _MM_FROUND_TO_NEG_INF), 1);
   } else {
     // bf16 is fp32's upper half: toward -inf drops a positive value's lower half and steps a
-    // negative one's magnitude up where its lower half is nonzero.
-    const __m512i up = _mm512_add_epi32(_mm512_castps_si512(down), _mm512_loadu_si512(table.bf16_round_ups_by_position + first));
-    narrow = _mm512_cvtepi32_epi16(_mm512_srli_epi32(up, 16));
+    // negative one's magnitude up where its lower half is nonzero. One permute takes the upper
+    // halves of both registers' lanes.
+    const __m512i up_low = _mm512_add_epi32(_mm512_castps_si512(low), _mm512_loadu_si512(table.bf16_round_ups_by_position + first));
+    const __m512i up_high =
+        _mm512_add_epi32(_mm512_castps_si512(high), _mm512_loadu_si512(table.bf16_round_ups_by_position + first + 16));
+    const __m512i upper_halves = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27,
+                                                  25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    narrow = _mm512_permutex2var_epi16(up_low, upper_halves, up_high);
   }
-  const __m256i flip = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(table.narrow_key_flips_by_position + first));
-  const __m256i step = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(table.narrow_key_steps_by_position + first));
-  return _mm256_add_epi16(_mm256_xor_si256(narrow, flip), step);
+  const __m512i flip = _mm512_loadu_si512(table.narrow_key_flips_by_position + first);
+  const __m512i step = _mm512_loadu_si512(table.narrow_key_steps_by_position + first);
+  return _mm512_add_epi16(_mm512_xor_si512(narrow, flip), step);
 }
 
 // The level keys in registers, in input_threshold_keys' layout (entry i at position i + 1):
@@ -85,12 +97,8 @@ BITPARITY_KEYS_TARGET void level_registers_of(const CodeTable& table, const Bloc
   constexpr int kPositions = 1 << Levels;  // position 0 and the 2^Levels - 1 entries
   // Positions past the levels (a 4-bit map's first register) are never compared: padding edges are
   // +inf, whose keys lie above every finite input.
-  for (int k = 0; k < (kPositions + 31) / 32; ++k) {
-    const __m256i low = threshold_keys_16<D, BoundsInFp32>(table, 32 * k, absmax);
-    const __m256i high = kPositions > 32 * k + 16 ? threshold_keys_16<D, BoundsInFp32>(table, 32 * k + 16, absmax)
-                                                  : _mm256_set1_epi16(-1);
-    r.level[k] = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
-  }
+  for (int k = 0; k < (kPositions + 31) / 32; ++k) r.level[k] = threshold_keys_32<D, BoundsInFp32>(table, 32 * k, absmax);
+  if constexpr (kPositions <= 16) r.level[0] = _mm512_mask_mov_epi16(r.level[0], 0xFFFF0000u, _mm512_set1_epi16(-1));
 }
 
 BITPARITY_KEYS_TARGET inline bool bounds_in_fp32(const CodeTable& table, float absmax) {
@@ -158,9 +166,7 @@ BITPARITY_KEYS_TARGET void threshold_keys_of(const CodeTable& table, float absma
   const BlockScale scale{_mm512_set1_pd(static_cast<double>(absmax)), _mm512_set1_ps(absmax)};
   const int positions = 2 * table.first_step;
   alignas(64) std::uint16_t computed[kLevelKeys];
-  for (int first = 0; first < positions; first += 16) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(computed + first), threshold_keys_16<D, BoundsInFp32>(table, first, scale));
-  }
+  for (int first = 0; first < positions; first += 32) _mm512_store_si512(computed + first, threshold_keys_32<D, BoundsInFp32>(table, first, scale));
   keys[0] = 0xFFFFu;
   for (int i = 1; i < positions; ++i) keys[i] = computed[i];
 }
@@ -255,16 +261,25 @@ struct ScannedBlock {
 // not finite.
 BITPARITY_KEYS_TARGET inline std::uint16_t largest_magnitude(const std::uint16_t* in, std::int64_t count) {
   const __m512i magnitude_bits = _mm512_set1_epi16(0x7FFF);
-  __m512i largest = _mm512_setzero_si512();
+  // Two running maxima, so that the loads' maxima do not all wait on one chain.
+  __m512i largest[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
   std::int64_t i = 0;
-  for (; i + 32 <= count; i += 32) largest = _mm512_max_epu16(largest, _mm512_and_si512(_mm512_loadu_si512(in + i), magnitude_bits));
+  for (; i + 64 <= count; i += 64) {
+    for (int k = 0; k < 2; ++k) {
+      largest[k] = _mm512_max_epu16(largest[k], _mm512_and_si512(_mm512_loadu_si512(in + i + 32 * k), magnitude_bits));
+    }
+  }
+  for (; i + 32 <= count; i += 32) largest[0] = _mm512_max_epu16(largest[0], _mm512_and_si512(_mm512_loadu_si512(in + i), magnitude_bits));
   if (i < count) {
     const __m512i tail = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((1u << (count - i)) - 1u), in + i);
-    largest = _mm512_max_epu16(largest, _mm512_and_si512(tail, magnitude_bits));
+    largest[1] = _mm512_max_epu16(largest[1], _mm512_and_si512(tail, magnitude_bits));
   }
-  const __m512i widened = _mm512_max_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(largest)),
-                                           _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(largest, 1)));
-  return static_cast<std::uint16_t>(_mm512_reduce_max_epu32(widened));
+  const __m512i both = _mm512_max_epu16(largest[0], largest[1]);
+  const __m256i half = _mm256_max_epu16(_mm512_castsi512_si256(both), _mm512_extracti64x4_epi64(both, 1));
+  const __m128i quarter = _mm_max_epu16(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
+  // The largest of eight words is the complement of their complements' smallest (one phminposuw).
+  const __m128i smallest_complement = _mm_minpos_epu16(_mm_xor_si128(quarter, _mm_set1_epi16(-1)));
+  return static_cast<std::uint16_t>(~_mm_cvtsi128_si32(smallest_complement));
 }
 
 // Block `block` scanned, its absmax and flag stored; false, having written nothing, where the body

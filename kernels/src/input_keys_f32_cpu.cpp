@@ -209,15 +209,21 @@ BITPARITY_KEYS_TARGET inline bool scan_block(const CodeTable& table, const Quant
   const float* in = static_cast<const float*>(p.input) + p.input_index.offset + begin;
   const std::int64_t count = end - begin;
   // The largest magnitude pattern: the absmax, or a NaN or infinity (the body's path takes those).
+  // Two running maxima, so that the loads' maxima do not all wait on one chain.
   const __m512i magnitude_bits = _mm512_set1_epi32(0x7FFFFFFF);
-  __m512i largest = _mm512_setzero_si512();
+  __m512i largest[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
   std::int64_t i = 0;
-  for (; i + 16 <= count; i += 16) largest = _mm512_max_epu32(largest, _mm512_and_si512(_mm512_loadu_si512(in + i), magnitude_bits));
+  for (; i + 32 <= count; i += 32) {
+    for (int k = 0; k < 2; ++k) {
+      largest[k] = _mm512_max_epu32(largest[k], _mm512_and_si512(_mm512_loadu_si512(in + i + 16 * k), magnitude_bits));
+    }
+  }
+  for (; i + 16 <= count; i += 16) largest[0] = _mm512_max_epu32(largest[0], _mm512_and_si512(_mm512_loadu_si512(in + i), magnitude_bits));
   if (i < count) {
     const __m512i tail = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << (count - i)) - 1u), in + i);
-    largest = _mm512_max_epu32(largest, _mm512_and_si512(tail, magnitude_bits));
+    largest[1] = _mm512_max_epu32(largest[1], _mm512_and_si512(tail, magnitude_bits));
   }
-  const auto magnitude = static_cast<std::uint32_t>(_mm512_reduce_max_epu32(largest));
+  const auto magnitude = static_cast<std::uint32_t>(_mm512_reduce_max_epu32(_mm512_max_epu32(largest[0], largest[1])));
   if (magnitude == 0 || magnitude >= 0x7F800000u) return false;
   out = ScannedBlock{in, count, p.codes + (table.bits == 8 ? begin : begin / 2),
                      finish_block(p, block, BlockScan{float_from_bits(magnitude), false})};
