@@ -1,6 +1,8 @@
 // The CUDA gradient scan's test of a 16-byte load (packed_gradient_nonfinite), run here on the host:
 // every 16-bit pattern, in either half of a word and in any of its four words, and fp32 patterns
-// around the finite edge, are flagged exactly where gradient_nonfinite flags the element.
+// around the finite edge, are flagged exactly where gradient_nonfinite flags the element. Also the
+// CPU launchers' contiguous scan (any_gradient_nonfinite_contiguous), which tests 16-bit patterns
+// without widening them.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -31,6 +33,31 @@ TEST(PackedGradient, EverySixteenBitPatternInEveryPositionIsFlaggedAsItsElement)
     // f16: exponent 31 (2 x 1024 patterns); bf16: exponent 255 (2 x 128).
     EXPECT_EQ(flagged, dtype == DType::f16 ? 2048 : 256) << dtype_name(dtype);
   }
+}
+
+// Every pattern at the start, middle and end of a run of 45 finite gradients (vector lanes and the
+// scalar tail), through the contiguous scan of its dtype.
+template <DType D>
+void expect_contiguous_scan_flags_every_pattern() {
+  for (std::uint32_t pattern = 0; pattern <= 0xFFFFu; ++pattern) {
+    const bool expected = element_nonfinite(static_cast<std::uint16_t>(pattern), D);
+    for (const int position : {0, 17, 44}) {
+      std::uint16_t grad[46];
+      for (auto& g : grad) g = D == DType::f16 ? 0x3C00 : 0x3F80;  // 1.0
+      grad[position + 1] = static_cast<std::uint16_t>(pattern);
+      OptimizerParams p;
+      p.grad = grad;
+      p.grad_dtype = D;
+      p.grad_index.offset = 1;  // the scan starts at the view's offset
+      ASSERT_EQ(any_gradient_nonfinite_contiguous<D>(p, 0, 45), expected)
+          << dtype_name(D) << " pattern 0x" << std::hex << pattern << " at element " << std::dec << position;
+    }
+  }
+}
+
+TEST(PackedGradient, ContiguousScanFlagsEverySixteenBitPatternAsItsElement) {
+  expect_contiguous_scan_flags_every_pattern<DType::f16>();
+  expect_contiguous_scan_flags_every_pattern<DType::bf16>();
 }
 
 TEST(PackedGradient, Fp32PatternsAroundTheFiniteEdgeAreFlaggedAsTheirElement) {

@@ -149,14 +149,21 @@ BP_HD bool gradient_nonfinite(const OptimizerParams& p, std::int64_t i) {
 
 // Whether gradient_nonfinite holds for any of elements [begin, end) of a contiguous gradient of
 // dtype D: the same test on bit patterns (a magnitude at or above infinity's bits is NaN or
-// infinity), or-ed without an early exit, so that the loop vectorizes.
+// infinity), or-ed without an early exit, so that the loop vectorizes. 16-bit gradients are tested
+// on their own patterns, with no conversion: widening keeps a value's class.
 template <DType D>
 BP_HD bool any_gradient_nonfinite_contiguous(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
-  const void* __restrict grad = p.grad;
   const std::int64_t at = p.grad_index.offset;
   std::uint32_t nonfinite = 0;
-  for (std::int64_t i = begin; i < end; ++i) {
-    nonfinite |= (float_bits(load_as<D>(grad, at + i)) & 0x7FFFFFFFu) >= 0x7F800000u ? 1u : 0u;
+  if constexpr (D == DType::f16 || D == DType::bf16) {
+    const std::uint16_t* __restrict grad = static_cast<const std::uint16_t*>(p.grad) + at;
+    constexpr std::uint16_t kInfinity = D == DType::f16 ? 0x7C00u : 0x7F80u;
+    for (std::int64_t i = begin; i < end; ++i) nonfinite |= (grad[i] & 0x7FFFu) >= kInfinity ? 1u : 0u;
+  } else {
+    const void* __restrict grad = p.grad;
+    for (std::int64_t i = begin; i < end; ++i) {
+      nonfinite |= (float_bits(load_as<D>(grad, at + i)) & 0x7FFFFFFFu) >= 0x7F800000u ? 1u : 0u;
+    }
   }
   return nonfinite != 0;
 }
