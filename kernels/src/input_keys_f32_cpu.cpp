@@ -20,6 +20,24 @@ BITPARITY_KEYS_TARGET inline __m512i order_keys(__m512i bits) {
   return _mm512_xor_si512(bits, _mm512_or_si512(_mm512_srai_epi32(bits, 31), _mm512_set1_epi32(INT32_MIN)));
 }
 
+// Blocks of absmax below 2 search on signed keys (order keys with the top bit flipped: a positive
+// value's magnitude bits, a negative one's complement), where every input's key lies within
+// +-(2^30 - 1): the difference of two such keys cannot overflow, so its sign says which is below
+// and the search's step takes two instructions (level_step). The level keys are clamped to
+// [-2^30, 2^30 - 1], which keeps their order against every input (the +inf padding becomes 2^30 - 1,
+// above them all). Other blocks compare unsigned keys into a mask.
+inline constexpr std::uint32_t kLargestSignedKeysAbsmax = 0x3FFFFFFEu;  // the pattern below 2.0's predecessor
+
+BITPARITY_KEYS_TARGET inline __m512i signed_order_keys(__m512i bits) {
+  return _mm512_xor_si512(bits, _mm512_and_si512(_mm512_srai_epi32(bits, 31), _mm512_set1_epi32(0x7FFFFFFF)));
+}
+
+// Level keys (unsigned order keys) as signed keys in [-2^30, 2^30 - 1].
+BITPARITY_KEYS_TARGET inline __m512i clamped_signed_keys(__m512i keys) {
+  const __m512i flipped = _mm512_xor_si512(keys, _mm512_set1_epi32(INT32_MIN));
+  return _mm512_min_epi32(_mm512_max_epi32(flipped, _mm512_set1_epi32(-(1 << 30))), _mm512_set1_epi32((1 << 30) - 1));
+}
+
 // The keys of the level entries at search positions [first, first + 16) for fp32 inputs, as
 // input_keys_cpu.cpp's threshold_keys_16 without the narrowing: RD32 of the bound (negated where the
 // edge is open), from one fp32 fma where the block allows, else from the double, then the
@@ -75,10 +93,11 @@ BITPARITY_KEYS_TARGET void level_registers(const CodeTable& table, float absmax,
 }
 
 // One level of count_below on 16 keys (input_keys_cpu.cpp's level_step on 32-bit lanes): the
-// candidate at position p, and p becomes 2p, plus one where the candidate is below the key. With
-// eight vectors interleaved the compare into a mask measured faster here than the borrow of
+// candidate at position p, and p becomes 2p, plus one where the candidate is below the key. On
+// signed keys the difference's sign bit is shifted in under p (vpshldd); on unsigned ones a compare
+// into a mask measured faster here, with eight vectors interleaved, than the borrow of
 // candidate - key by ternary logic.
-template <int Level>
+template <int Level, bool SignedKeys>
 BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i position, __m512i key) {
   __m512i candidate;
   if constexpr (Level <= 3) {  // positions 1-15
@@ -99,25 +118,33 @@ BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i
                                                  _mm512_permutex2var_epi32(r.level[14], position, r.level[15]));
     candidate = _mm512_mask_blend_epi32(_mm512_test_epi32_mask(position, _mm512_set1_epi32(64)), low, high);
   }
+  if constexpr (SignedKeys) return _mm512_shldi_epi32(position, _mm512_sub_epi32(candidate, key), 1);
   const __m512i doubled = _mm512_add_epi32(position, position);
   return _mm512_mask_sub_epi32(doubled, _mm512_cmplt_epu32_mask(candidate, key), doubled, _mm512_set1_epi32(-1));
 }
 
-template <int Level, int Levels, int N>
+template <int Level, int Levels, bool SignedKeys, int N>
 BITPARITY_KEYS_TARGET inline void levels_from(const LevelRegisters& r, __m512i (&position)[N], const __m512i (&key)[N]) {
   if constexpr (Level < Levels) {
-    for (int v = 0; v < N; ++v) position[v] = level_step<Level>(r, position[v], key[v]);
-    levels_from<Level + 1, Levels>(r, position, key);
+    for (int v = 0; v < N; ++v) position[v] = level_step<Level, SignedKeys>(r, position[v], key[v]);
+    levels_from<Level + 1, Levels, SignedKeys>(r, position, key);
   }
 }
 
 // The codes of 16 * N inputs (N a multiple of 4) as N / 4 vectors of bytes, the searches of the N
 // vectors interleaved: each level waits on the last.
-template <int Levels, int N>
+template <int Levels, bool SignedKeys, int N>
 BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512i (&bits)[N], __m512i (&codes)[N / 4]) {
   __m512i key[N], position[N];
-  for (int v = 0; v < N; ++v) key[v] = order_keys(bits[v]);
-  if constexpr (Levels >= 2) {
+  if constexpr (SignedKeys) {
+    // Level 0 from the broadcast root, then permutes.
+    for (int v = 0; v < N; ++v) {
+      key[v] = signed_order_keys(bits[v]);
+      position[v] = _mm512_shldi_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(r.root, key[v]), 1);
+    }
+    levels_from<1, Levels, true>(r, position, key);
+  } else if constexpr (Levels >= 2) {
+    for (int v = 0; v < N; ++v) key[v] = order_keys(bits[v]);
     // Levels 0 and 1 from the broadcast root and its children: a compare and a blend, no permute.
     for (int v = 0; v < N; ++v) {
       const __mmask16 above_root = _mm512_cmplt_epu32_mask(r.root, key[v]);
@@ -125,10 +152,13 @@ BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512
       const __m512i position_2 = _mm512_mask_blend_epi32(above_root, _mm512_set1_epi32(4), _mm512_set1_epi32(6));
       position[v] = _mm512_mask_add_epi32(position_2, _mm512_cmplt_epu32_mask(child, key[v]), position_2, _mm512_set1_epi32(1));
     }
-    levels_from<2, Levels>(r, position, key);
+    levels_from<2, Levels, false>(r, position, key);
   } else {
-    for (int v = 0; v < N; ++v) position[v] = _mm512_set1_epi32(1);
-    levels_from<0, Levels>(r, position, key);
+    for (int v = 0; v < N; ++v) {
+      key[v] = order_keys(bits[v]);
+      position[v] = _mm512_set1_epi32(1);
+    }
+    levels_from<0, Levels, false>(r, position, key);
   }
   for (int v = 0; v < N / 4; ++v) {
     const __m256i low = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(position[4 * v])),
@@ -140,7 +170,7 @@ BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512
 }
 
 // The codes of `count` inputs from a block's level registers.
-template <int Levels>
+template <int Levels, bool SignedKeys>
 BITPARITY_KEYS_TARGET inline void codes_by_keys(const LevelRegisters& r, int bits_per_code, const float* in, std::int64_t count,
                                                 std::uint8_t* codes) {
   std::int64_t first = 0;
@@ -148,7 +178,7 @@ BITPARITY_KEYS_TARGET inline void codes_by_keys(const LevelRegisters& r, int bit
     __m512i bits[8];
     for (int v = 0; v < 8; ++v) bits[v] = _mm512_loadu_si512(in + first + 16 * v);
     __m512i code[2];
-    codes_of<Levels>(r, bits, code);
+    codes_of<Levels, SignedKeys>(r, bits, code);
     keys::store_codes(bits_per_code, codes, first, code[0]);
     keys::store_codes(bits_per_code, codes, first + 64, code[1]);
   }
@@ -160,7 +190,7 @@ BITPARITY_KEYS_TARGET inline void codes_by_keys(const LevelRegisters& r, int bit
       bits[v] = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << lanes) - 1u), in + first + 16 * v);
     }
     __m512i code[1];
-    codes_of<Levels>(r, bits, code);
+    codes_of<Levels, SignedKeys>(r, bits, code);
     if (rest == 64) {
       keys::store_codes(bits_per_code, codes, first, code[0]);
     } else {
@@ -174,7 +204,13 @@ BITPARITY_KEYS_TARGET void codes_by_keys(const CodeTable& table, float absmax, i
                                          std::int64_t count, std::uint8_t* codes) {
   LevelRegisters r;
   level_registers<Levels>(table, absmax, r);
-  codes_by_keys<Levels>(r, bits_per_code, in, count, codes);
+  if (float_bits(absmax) > kLargestSignedKeysAbsmax) {
+    codes_by_keys<Levels, false>(r, bits_per_code, in, count, codes);
+    return;
+  }
+  for (int k = 0; k < ((1 << Levels) + 15) / 16; ++k) r.level[k] = clamped_signed_keys(r.level[k]);
+  r.root = clamped_signed_keys(r.root);
+  codes_by_keys<Levels, true>(r, bits_per_code, in, count, codes);
 }
 
 BITPARITY_KEYS_TARGET void codes_of_block(const CodeTable& table, float absmax, const float* in, std::int64_t count,

@@ -24,7 +24,9 @@ namespace {
 
 std::vector<float> absmaxes() {
   std::vector<float> values = {1.0f, 3.0f, 0x1p-149f, 0x1p-140f, 0x1p-126f, 0x1p-100f, 0x1p17f, 0x1p40f, 0x1p120f,
-                               std::numeric_limits<float>::max(), 0x1.fffffep-1f, 0x1.000002p0f, 65504.0f};
+                               std::numeric_limits<float>::max(), 0x1.fffffep-1f, 0x1.000002p0f, 65504.0f,
+                               // the largest absmaxes on signed keys, and the first ones past them
+                               float_from_bits(0x3FFFFFFDu), float_from_bits(0x3FFFFFFEu), float_from_bits(0x3FFFFFFFu), 2.0f};
   std::mt19937 rng(5);
   std::uniform_int_distribution<std::uint32_t> finite_bits(1u, 0x7F7FFFFFu);
   for (int i = 0; i < 60; ++i) values.push_back(float_from_bits(finite_bits(rng)));
@@ -137,6 +139,41 @@ TEST(InputKeysF32, LauncherGivesTheStridedPathsCodes) {
       }
     }
   }
+}
+
+// A 4-bit map of negative values and +0 (which blocks of zeros need), with fewer distinct values
+// than codes: the search's last positions are +inf padding, which inputs above every threshold (here
+// those in (-2^-7, 0], nearest to +0) compare with.
+// On signed keys (absmax below 2) the padding must still lie above them, as it does unclamped only
+// for positive inputs.
+TEST(InputKeysF32, NegativeInputsAboveEveryThresholdStayBelowThePadding) {
+  std::vector<float> values = {0.0f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f};
+  for (int exponent = -1; exponent >= -6; --exponent) values.push_back(-std::ldexp(1.0f, exponent));
+  values.push_back(-0.75f);
+  values.push_back(-0.375f);
+  const QuantFormat format = register_code_map(CodeMap{"input-keys-negative", 4, values, "input_keys_f32_tests: +inf padding"});
+  std::vector<float> inputs;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> negative(-1.0f, 0.0f);
+  for (int i = 0; i < 1024; ++i) inputs.push_back(i % 4 == 0 ? -std::ldexp(negative(rng), -6) : negative(rng));
+  for (std::size_t start = 0; start < inputs.size(); start += 256) inputs[start] = -1.0f;  // absmax 1
+  const auto n = static_cast<std::int64_t>(inputs.size());
+  std::vector<float> strided(2 * inputs.size(), -0.5f);
+  for (std::size_t i = 0; i < inputs.size(); ++i) strided[2 * i] = inputs[i];
+  const auto run = [&](const TensorView& input) {
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(n / 2)), flags(4);
+    std::vector<float> absmax(4);
+    quantize_blockwise(input, format, 256,
+                       QuantizeOutputs{contiguous_view(codes.data(), DType::packed4, Device::cpu(), {n}),
+                                       contiguous_view(absmax.data(), DType::f32, Device::cpu(), {4}),
+                                       contiguous_view(flags.data(), DType::u8, Device::cpu(), {4})});
+    return codes;
+  };
+  TensorView strided_input = contiguous_view(strided.data(), DType::f32, Device::cpu(), {2 * n});
+  strided_input.index = make_index({n}, {2}, 0);
+  const std::vector<std::uint8_t> expected = run(strided_input);
+  const std::vector<std::uint8_t> got = run(contiguous_view(inputs.data(), DType::f32, Device::cpu(), {n}));
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "code byte " << i;
 }
 
 // The 8-bit step's requantization by keys (codes_of_f32_by_keys) against quantize_contiguous, the
