@@ -74,15 +74,7 @@ BITPARITY_KEYS_TARGET inline __m512i threshold_keys_32(const CodeTable& table, i
   return _mm512_add_epi16(_mm512_xor_si512(narrow, flip), step);
 }
 
-// The level keys in registers, in input_threshold_keys' layout (entry i at position i + 1):
-// positions 0-31 (levels 0-4), 32-63 (level 5), 64-127 (level 6), 128-255 (level 7); and the sorted
-// codes as bytes. Built in registers: keys stored 16 bits at a time and loaded as vectors stall
-// until the stores retire.
-struct LevelRegisters {
-  __m512i level[8];
-  __m512i root;  // position 1 in every lane: level 0's candidate, no permute
-  CodeBytes codes;
-};
+using LevelRegisters = keys::NarrowLevelRegisters;
 
 // The registers' keys as the search compares them (signed_order_keys), padding 0x7FFF.
 template <int Levels>
@@ -180,50 +172,12 @@ BITPARITY_KEYS_TARGET void threshold_keys(const CodeTable& table, float absmax, 
   }
 }
 
-// p becomes 2p, plus one where the candidate is below the key (both signed keys): the signed
-// saturating difference candidate - key keeps the true difference's sign, so its top bit says
-// "below", and a concatenating shift moves it in under p. Two instructions, where a compare into a
-// mask register and a masked add took 9 cycles on Zen 5 and the unsigned saturating difference
-// clamped to 1 took three: the search ran 25 % faster than with the latter.
-BITPARITY_KEYS_TARGET inline __m512i next_position(__m512i position, __m512i candidate, __m512i key) {
-  return _mm512_shldi_epi16(position, _mm512_subs_epi16(candidate, key), 1);
-}
+using keys::levels_from;
+using keys::next_position;
 
-// One level of count_below on 32 keys, the search's position p = 2^Level + (count >> (Levels - Level))
-// kept as it is (p = 1 at the root, children 2p and 2p + 1): the candidate at position p, compared
-// with the key (next_position).
-template <int Level>
-BITPARITY_KEYS_TARGET inline __m512i level_step(const LevelRegisters& r, __m512i position, __m512i key) {
-  __m512i candidate;
-  if constexpr (Level <= 4) {  // positions 1-31
-    candidate = _mm512_permutexvar_epi16(position, r.level[0]);
-  } else if constexpr (Level == 5) {  // 32-63: the permute reads the low five bits
-    candidate = _mm512_permutexvar_epi16(position, r.level[1]);
-  } else if constexpr (Level == 6) {  // 64-127: the low six
-    candidate = _mm512_permutex2var_epi16(r.level[2], position, r.level[3]);
-  } else {  // 128-255: bit 6 picks the pair
-    candidate = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(position, _mm512_set1_epi16(64)),
-                                        _mm512_permutex2var_epi16(r.level[4], position, r.level[5]),
-                                        _mm512_permutex2var_epi16(r.level[6], position, r.level[7]));
-  }
-  return next_position(position, candidate, key);
-}
-
-// Each level on every vector before the next level: the levels of one vector wait on each other
-// (about 8 cycles each), so the searches of N vectors are interleaved for the scheduler.
-template <int Level, int Levels, int N>
-BITPARITY_KEYS_TARGET inline void levels_from(const LevelRegisters& r, __m512i (&position)[N], const __m512i (&key)[N]) {
-  if constexpr (Level < Levels) {
-    for (int v = 0; v < N; ++v) position[v] = level_step<Level>(r, position[v], key[v]);
-    levels_from<Level + 1, Levels>(r, position, key);
-  }
-}
-
-// The code bytes of 64 inputs from their two final positions.
 template <int Levels>
 BITPARITY_KEYS_TARGET inline __m512i codes_of_positions(const LevelRegisters& r, __m512i low, __m512i high) {
-  const __m512i index = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(low)), _mm512_cvtepi16_epi8(high), 1);
-  return keys::codes_of_positions<Levels>(r.codes, index);
+  return keys::codes_of_narrow_positions<Levels>(r.codes, low, high);
 }
 
 // The codes of 32 * N inputs (N vectors of patterns, N even) as N / 2 vectors of bytes.

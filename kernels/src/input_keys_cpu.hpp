@@ -62,6 +62,9 @@ bool input_threshold_keys_vector(const CodeTable& table, DType dtype, float absm
 std::int64_t quantize_f32_blocks_by_keys_avx512(const CodeTable& table, const QuantizeParams& p, std::int64_t first,
                                                 std::int64_t last);
 bool input_threshold_keys_f32_vector(const CodeTable& table, float absmax, std::uint32_t* keys);
+// Whether an 8-bit fp32 block of this absmax searches its keys' upper halves (no two of its keys
+// that a finite input can meet share one), rather than the whole keys; for tests.
+bool f32_upper_half_search_applies(const CodeTable& table, float absmax);
 
 // The nearest 8-bit codes of `count` fp32 values against a given absmax (> 0, finite; every
 // |value| at most it), as quantize_contiguous gives them: the 8-bit step's requantization. False,

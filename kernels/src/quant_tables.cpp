@@ -116,6 +116,15 @@ void index_nearest(CodeTable& table) {
 }
 
 // The decision table of a map. Throws Error(invalid_argument) naming the map and what is wrong.
+// The search position (input_keys.hpp's layout: the root 1, children 2p and 2p + 1) of the threshold
+// of sorted index s: s + 1 = (2j + 1) * (first_step >> level) at position 2^level + j.
+int search_position_of_sorted_index(int s, int first_step) {
+  int level = 0;
+  while ((first_step >> level) > 1 && (s + 1) % (first_step >> level) != 0) ++level;
+  const int odd = (s + 1) / (first_step >> level);
+  return (1 << level) + (odd - 1) / 2;
+}
+
 CodeTable build_table(const CodeMap& map) {
   const std::vector<float>& values = map.values;
   const std::string prefix = "code map '" + map.name + "': ";
@@ -210,6 +219,14 @@ CodeTable build_table(const CodeMap& map) {
     table.narrow_key_flips_by_position[p] = static_cast<std::uint16_t>(table.key_flips_by_position[p] >> 16);
     table.narrow_key_steps_by_position[p] = static_cast<std::int16_t>(open ? -1 : 0);
     table.bf16_round_ups_by_position[p] = negative ? 0xFFFFu : 0u;
+  }
+  for (int count = 0; count < 256; ++count) {
+    const int position = count < 2 * table.first_step - 1 ? search_position_of_sorted_index(count, table.first_step) : 0;
+    table.key_bounds_by_count[count] = table.key_bounds_by_position[position];
+    table.key_thresholds_by_count[count] = table.key_thresholds_by_position[position];
+    table.key_half_gaps_by_count[count] = table.key_half_gaps_by_position[position];
+    table.key_flips_by_count[count] = table.key_flips_by_position[position];
+    table.key_steps_by_count[count] = table.key_steps_by_position[position];
   }
   // A half gap below 2^-149 is no fp32 value (a threshold of magnitude at most 2^-125 has one).
   table.smallest_half_gap = smallest_half_gap >= 0x1p-149 && !std::isinf(smallest_half_gap) ? static_cast<float>(smallest_half_gap) : 0.0f;

@@ -94,9 +94,7 @@ TEST(InputKeysF32, VectorKeysEqualScalarKeys) {
 // Blocks of the boundary inputs of their own absmax (the absmax first, so that it is the block's),
 // quantized contiguously (the key path) and through a stride-2 view (the body's element loop), with
 // a block holding NaN and one of zeros, which the key path hands back, and an odd last block.
-TEST(InputKeysF32, LauncherGivesTheStridedPathsCodes) {
-  for (const auto& info : quant_formats()) {
-    for (const std::int64_t blocksize : {64, 256, 4096}) {
+void expect_launcher_gives_the_strided_paths_codes(const QuantFormatInfo& info, std::int64_t blocksize) {
       const CodeTable& table = code_table(info.format);
       std::vector<float> values;
       std::mt19937 rng(static_cast<unsigned>(blocksize));
@@ -137,7 +135,37 @@ TEST(InputKeysF32, LauncherGivesTheStridedPathsCodes) {
       for (std::size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(got[i], expected[i]) << info.name << " blocksize " << blocksize << " code byte " << i;
       }
-    }
+}
+
+TEST(InputKeysF32, LauncherGivesTheStridedPathsCodes) {
+  for (const auto& info : quant_formats()) {
+    for (const std::int64_t blocksize : {64, 256, 4096}) expect_launcher_gives_the_strided_paths_codes(info, blocksize);
+  }
+}
+
+// 8-bit blocks search their keys' upper halves where no two keys share one (input_keys_f32_cpu.cpp):
+// the built-in signed map's blocks at the absmaxes above do, so the boundary inputs, which share
+// the upper halves of the keys they surround, check the count against the key. A map with three
+// values within 2^-11 of 0.5 has two thresholds in one upper half at absmax 1, whose blocks take
+// the search on whole keys: the launcher must give the strided path's codes either way.
+TEST(InputKeysF32, UpperHalfSearchCoversTheBlocksItApplies) {
+  if (!cpu::cpu_has_avx512vbmi2()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI2";
+  const CodeTable& signed_map = code_table(QuantFormat::dynamic8_signed);
+  for (const float absmax : {1.0f, 3.0f, 0x1p-100f, 0x1p120f, float_from_bits(0x3FFFFFFFu)}) {
+    EXPECT_TRUE(cpu::f32_upper_half_search_applies(signed_map, absmax)) << std::hexfloat << absmax;
+  }
+  std::vector<float> values = {0.0f, -1.0f};
+  for (int k = 1; k < 128; ++k) {
+    values.push_back(static_cast<float>(k) / 128.0f);
+    values.push_back(-static_cast<float>(k) / 128.0f);
+  }
+  std::replace(values.begin(), values.end(), 65.0f / 128.0f, 0.5f + 0x1p-12f);
+  std::replace(values.begin(), values.end(), 66.0f / 128.0f, 0.5f + 0x1p-11f);
+  const QuantFormat close = register_code_map(CodeMap{"input-keys-shared-upper-half", 8, values, "input_keys_f32_tests"});
+  EXPECT_FALSE(cpu::f32_upper_half_search_applies(code_table(close), 1.0f));
+  for (const std::int64_t blocksize : {256, 4096}) {
+    expect_launcher_gives_the_strided_paths_codes(quant_format_info(close), blocksize);
+    expect_launcher_gives_the_strided_paths_codes(quant_format_info(QuantFormat::dynamic8_unsigned), blocksize);
   }
 }
 

@@ -99,6 +99,14 @@ struct CodeTable {
   // adds 0xFFFF to a negative bound's fp32 pattern before dropping its lower half.
   alignas(64) std::uint32_t key_flips_by_position[256] = {};
   alignas(64) std::int32_t key_steps_by_position[256] = {};
+  // The same five by sorted count: entry c is the threshold of sorted index c (at its search
+  // position), entries from 2 * first_step - 1 on the +inf padding of position 0. The CPU's fp32
+  // search on the keys' upper halves checks its count against the key at it (input_keys_f32_cpu.cpp).
+  alignas(64) double key_bounds_by_count[256] = {};
+  alignas(64) float key_thresholds_by_count[256] = {};
+  alignas(64) float key_half_gaps_by_count[256] = {};
+  alignas(64) std::uint32_t key_flips_by_count[256] = {};
+  alignas(64) std::int32_t key_steps_by_count[256] = {};
   alignas(64) std::uint16_t narrow_key_flips_by_position[256] = {};
   alignas(64) std::int16_t narrow_key_steps_by_position[256] = {};
   alignas(64) std::uint32_t bf16_round_ups_by_position[256] = {};
