@@ -191,6 +191,25 @@ BITPARITY_KEYS_TARGET inline void codes_of(const LevelRegisters& r, const __m512
   }
 }
 
+// The inputs [first, min(first + 64, count)) as four vectors, zeros past the end; returns how many.
+BITPARITY_KEYS_TARGET inline int load_up_to_64(const float* in, std::int64_t first, std::int64_t count, __m512i (&bits)[4]) {
+  const int rest = count - first < 64 ? static_cast<int>(count - first) : 64;
+  for (int v = 0; v < 4; ++v) {
+    const int lanes = rest - 16 * v < 0 ? 0 : (rest - 16 * v > 16 ? 16 : rest - 16 * v);
+    bits[v] = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << lanes) - 1u), in + first + 16 * v);
+  }
+  return rest;
+}
+
+// The codes of those `rest` inputs.
+BITPARITY_KEYS_TARGET inline void store_up_to_64(int bits_per_code, std::uint8_t* codes, std::int64_t first, int rest, __m512i code) {
+  if (rest == 64) {
+    keys::store_codes(bits_per_code, codes, first, code);
+  } else {
+    keys::store_last_codes(bits_per_code, codes, first, rest, code);
+  }
+}
+
 // The codes of `count` inputs from a block's level registers.
 template <int Levels, bool SignedKeys>
 BITPARITY_KEYS_TARGET inline void codes_by_keys(const LevelRegisters& r, int bits_per_code, const float* in, std::int64_t count,
@@ -205,19 +224,11 @@ BITPARITY_KEYS_TARGET inline void codes_by_keys(const LevelRegisters& r, int bit
     keys::store_codes(bits_per_code, codes, first + 64, code[1]);
   }
   for (; first < count; first += 64) {
-    const int rest = count - first < 64 ? static_cast<int>(count - first) : 64;
     __m512i bits[4];
-    for (int v = 0; v < 4; ++v) {
-      const int lanes = rest - 16 * v < 0 ? 0 : (rest - 16 * v > 16 ? 16 : rest - 16 * v);
-      bits[v] = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << lanes) - 1u), in + first + 16 * v);
-    }
+    const int rest = load_up_to_64(in, first, count, bits);
     __m512i code[1];
     codes_of<Levels, SignedKeys>(r, bits, code);
-    if (rest == 64) {
-      keys::store_codes(bits_per_code, codes, first, code[0]);
-    } else {
-      keys::store_last_codes(bits_per_code, codes, first, rest, code[0]);
-    }
+    store_up_to_64(bits_per_code, codes, first, rest, code[0]);
   }
 }
 
@@ -358,19 +369,11 @@ BITPARITY_KEYS_TARGET inline void codes_by_upper_halves(const UpperHalfKeys& k, 
     for (int v = 0; v < 4; ++v) _mm512_storeu_si512(codes + first + 64 * v, code[v]);
   }
   for (; first < count; first += 64) {
-    const int rest = count - first < 64 ? static_cast<int>(count - first) : 64;
     __m512i bits[4];
-    for (int v = 0; v < 4; ++v) {
-      const int lanes = rest - 16 * v < 0 ? 0 : (rest - 16 * v > 16 ? 16 : rest - 16 * v);
-      bits[v] = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << lanes) - 1u), in + first + 16 * v);
-    }
+    const int rest = load_up_to_64(in, first, count, bits);
     __m512i code[1];
     codes_by_upper_halves<2>(k, bits, code);
-    if (rest == 64) {
-      _mm512_storeu_si512(codes + first, code[0]);
-    } else {
-      keys::store_last_codes(8, codes, first, rest, code[0]);
-    }
+    store_up_to_64(8, codes, first, rest, code[0]);
   }
 }
 
