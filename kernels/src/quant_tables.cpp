@@ -115,7 +115,6 @@ void index_nearest(CodeTable& table) {
   }
 }
 
-// The decision table of a map. Throws Error(invalid_argument) naming the map and what is wrong.
 // The search position (input_keys.hpp's layout: the root 1, children 2p and 2p + 1) of the threshold
 // of sorted index s: s + 1 = (2j + 1) * (first_step >> level) at position 2^level + j.
 int search_position_of_sorted_index(int s, int first_step) {
@@ -125,6 +124,7 @@ int search_position_of_sorted_index(int s, int first_step) {
   return (1 << level) + (odd - 1) / 2;
 }
 
+// The decision table of a map. Throws Error(invalid_argument) naming the map and what is wrong.
 CodeTable build_table(const CodeMap& map) {
   const std::vector<float>& values = map.values;
   const std::string prefix = "code map '" + map.name + "': ";
