@@ -68,20 +68,23 @@ BITPARITY_KEYS_TARGET inline __m512i next_position(__m512i position, __m512i can
 // kept as it is (p = 1 at the root, children 2p and 2p + 1): the candidate at position p, compared
 // with the key (next_position).
 template <int Level>
-BITPARITY_KEYS_TARGET inline __m512i level_step(const NarrowLevelRegisters& r, __m512i position, __m512i key) {
-  __m512i candidate;
+BITPARITY_KEYS_TARGET inline __m512i level_candidate(const NarrowLevelRegisters& r, __m512i position) {
   if constexpr (Level <= 4) {  // positions 1-31
-    candidate = _mm512_permutexvar_epi16(position, r.level[0]);
+    return _mm512_permutexvar_epi16(position, r.level[0]);
   } else if constexpr (Level == 5) {  // 32-63: the permute reads the low five bits
-    candidate = _mm512_permutexvar_epi16(position, r.level[1]);
+    return _mm512_permutexvar_epi16(position, r.level[1]);
   } else if constexpr (Level == 6) {  // 64-127: the low six
-    candidate = _mm512_permutex2var_epi16(r.level[2], position, r.level[3]);
+    return _mm512_permutex2var_epi16(r.level[2], position, r.level[3]);
   } else {  // 128-255: bit 6 picks the pair
-    candidate = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(position, _mm512_set1_epi16(64)),
-                                        _mm512_permutex2var_epi16(r.level[4], position, r.level[5]),
-                                        _mm512_permutex2var_epi16(r.level[6], position, r.level[7]));
+    return _mm512_mask_blend_epi16(_mm512_test_epi16_mask(position, _mm512_set1_epi16(64)),
+                                   _mm512_permutex2var_epi16(r.level[4], position, r.level[5]),
+                                   _mm512_permutex2var_epi16(r.level[6], position, r.level[7]));
   }
-  return next_position(position, candidate, key);
+}
+
+template <int Level>
+BITPARITY_KEYS_TARGET inline __m512i level_step(const NarrowLevelRegisters& r, __m512i position, __m512i key) {
+  return next_position(position, level_candidate<Level>(r, position), key);
 }
 
 // Each level on every vector before the next level: the levels of one vector wait on each other

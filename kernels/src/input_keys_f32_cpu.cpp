@@ -39,8 +39,9 @@ BITPARITY_KEYS_TARGET inline __m512i clamped_signed_keys(__m512i keys) {
   return _mm512_min_epi32(_mm512_max_epi32(flipped, _mm512_set1_epi32(-(1 << 30))), _mm512_set1_epi32((1 << 30) - 1));
 }
 
-// The table's key parts in one order: by search position (the search's level registers) or by
-// sorted count (the upper-half search's check, below).
+// The table's key parts in one order: by search position (the search's level registers; unsigned
+// order keys) or by sorted count (the upper-half search, below; signed keys, the top bit in the
+// flips).
 struct KeyParts {
   const double* bounds;
   const float* thresholds;
@@ -238,13 +239,19 @@ BITPARITY_KEYS_TARGET inline void codes_by_keys(const LevelRegisters& r, int bit
 // l(K) < l(X). The search counts c = #{K : u(K) < u(X)}, and the keys ascend, so every key it missed
 // has u(K) = u(X) and lies at c or above: where no two keys that a finite input's upper half can
 // equal share an upper half (checked per block, distinct_upper_halves), only key c can, and the
-// count is c + [u(K_c) = u(X) and l(K_c) < l(X)]. The check looks up K_c's halves by count (two
-// permutes from four register pairs each). Per 16 inputs this is about 30 % fewer instructions than
-// the search on whole keys (16 lanes, and two or four permutes plus blends at its last levels),
-// the block's keys costing a little more: computed in sorted order, then rearranged.
+// count is c + [u(K_c) = u(X) and l(K_c) < l(X)]. K_c is among the keys the search compared (in a
+// complete search tree both keys that bound a leaf's gap are its ancestors), so u(K_c) = u(X)
+// exactly where some level's difference was 0: the search keeps the smallest (unsigned), and only
+// l(K_c) is looked up by count (two permutes from four register pairs each). Per 16 inputs this is
+// about 30 % fewer instructions than the search on whole keys (16 lanes, and two or four permutes
+// plus blends at its last levels), the block's keys costing a little more: computed in sorted
+// order, then rearranged. Two-source word permutes issue one per cycle on Zen 5 (one-source ones
+// and the search's other steps two), so the inputs' halves are split by shifts and blends, not
+// permutes, and the tie is tracked rather than looked up: 7 of them per 32 inputs, where there were
+// 13 (fp32 quantize 5 % faster).
 struct UpperHalfKeys {
   keys::NarrowLevelRegisters upper;  // by search position, and the codes
-  __m512i upper_by_count[8], lower_by_count[8];
+  __m512i lower_by_count[8];
 };
 
 // Word indices: the upper and lower halves of 32 keys in two registers, and each word's successor.
@@ -308,16 +315,16 @@ BITPARITY_KEYS_TARGET inline bool upper_half_keys_of(const CodeTable& table, flo
   const __m512d wide = _mm512_set1_pd(static_cast<double>(absmax));
   const __m512 narrow = _mm512_set1_ps(absmax);
   const KeyParts parts = parts_by_count(table);
-  const __m512i top_bit = _mm512_set1_epi32(INT32_MIN);
-  for (int m = 0; m < 8; ++m) {
-    const __m512i low = _mm512_xor_si512(threshold_keys_of_16<BoundsInFp32>(parts, 32 * m, wide, narrow), top_bit);
-    const __m512i high = _mm512_xor_si512(threshold_keys_of_16<BoundsInFp32>(parts, 32 * m + 16, wide, narrow), top_bit);
-    out.upper_by_count[m] = _mm512_permutex2var_epi16(low, upper_words(), high);
+  __m512i upper_by_count[8];
+  for (int m = 0; m < 8; ++m) {  // signed keys: parts_by_count's flips flip the top bit
+    const __m512i low = threshold_keys_of_16<BoundsInFp32>(parts, 32 * m, wide, narrow);
+    const __m512i high = threshold_keys_of_16<BoundsInFp32>(parts, 32 * m + 16, wide, narrow);
+    upper_by_count[m] = _mm512_permutex2var_epi16(low, upper_words(), high);
     out.lower_by_count[m] = _mm512_permutex2var_epi16(low, lower_words(), high);
   }
-  if (!distinct_upper_halves(out.upper_by_count)) return false;
+  if (!distinct_upper_halves(upper_by_count)) return false;
   __m512i odd[4];
-  for (int q = 0; q < 4; ++q) odd[q] = _mm512_permutex2var_epi16(out.upper_by_count[2 * q], upper_words(), out.upper_by_count[2 * q + 1]);
+  for (int q = 0; q < 4; ++q) odd[q] = _mm512_permutex2var_epi16(upper_by_count[2 * q], upper_words(), upper_by_count[2 * q + 1]);
   for (int k = 0; k < 4; ++k) {
     const __m512i index = _mm512_load_si512(kOddIndexOfPosition.words + 32 * k);
     out.upper.level[k] = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(index, _mm512_set1_epi16(64)),
@@ -325,7 +332,7 @@ BITPARITY_KEYS_TARGET inline bool upper_half_keys_of(const CodeTable& table, flo
                                                  _mm512_permutex2var_epi16(odd[2], index, odd[3]));
   }
   for (int m = 0; m < 4; ++m) {
-    out.upper.level[4 + m] = _mm512_permutex2var_epi16(out.upper_by_count[2 * m], lower_words(), out.upper_by_count[2 * m + 1]);
+    out.upper.level[4 + m] = _mm512_permutex2var_epi16(upper_by_count[2 * m], lower_words(), upper_by_count[2 * m + 1]);
   }
   out.upper.root = _mm512_permutexvar_epi16(_mm512_set1_epi16(1), out.upper.level[0]);
   keys::code_bytes<8>(table, out.upper.codes);
@@ -337,25 +344,58 @@ BITPARITY_KEYS_TARGET inline bool upper_half_keys(const CodeTable& table, float 
   return bounds_in_fp32(table, absmax) ? upper_half_keys_of<true>(table, absmax, out) : upper_half_keys_of<false>(table, absmax, out);
 }
 
-// The codes of 32 * N inputs (2N vectors of 16 patterns, N even) as N / 2 vectors of bytes.
+// The low bytes of two vectors of positions in input order, their words holding inputs 0, 16, 1,
+// 17, .., 15, 31 and 32, 48, .., 47, 63.
+BITPARITY_KEYS_TARGET inline __m512i interleaved_position_bytes() {
+  alignas(64) static constexpr std::uint8_t kBytes[64] = {
+      0,  4,  8,  12, 16, 20, 24, 28, 32, 36, 40, 44, 48,  52,  56,  60,  2,   6,   10,  14,  18,  22,
+      26, 30, 34, 38, 42, 46, 50, 54, 58, 62, 64, 68, 72,  76,  80,  84,  88,  92,  96,  100, 104, 108,
+      112, 116, 120, 124, 66, 70, 74, 78, 82, 86, 90, 94, 98, 102, 106, 110, 114, 118, 122, 126};
+  return _mm512_load_si512(kBytes);
+}
+
+// The search's levels from `Level`, each vector's smallest difference (unsigned) kept: 0 where a
+// compared key's upper half equals the input's.
+template <int Level, int N>
+BITPARITY_KEYS_TARGET inline void levels_tracking_ties_from(const keys::NarrowLevelRegisters& r, __m512i (&position)[N],
+                                                            __m512i (&smallest)[N], const __m512i (&key)[N]) {
+  if constexpr (Level < 8) {
+    for (int v = 0; v < N; ++v) {
+      const __m512i difference = _mm512_subs_epi16(keys::level_candidate<Level>(r, position[v]), key[v]);
+      position[v] = _mm512_shldi_epi16(position[v], difference, 1);
+      smallest[v] = _mm512_min_epu16(smallest[v], difference);
+    }
+    levels_tracking_ties_from<Level + 1>(r, position, smallest, key);
+  }
+}
+
+// The codes of 32 * N inputs (2N vectors of 16 patterns, N even) as N / 2 vectors of bytes. Each
+// pair of input vectors becomes one vector of upper halves and one of lower halves, the pair's
+// lanes interleaved (word 2i from the first, 2i + 1 from the second); the byte permute that gathers
+// the final positions puts them back in input order.
 template <int N>
 BITPARITY_KEYS_TARGET inline void codes_by_upper_halves(const UpperHalfKeys& k, const __m512i (&bits)[2 * N], __m512i (&codes)[N / 2]) {
-  __m512i upper[N], lower[N], position[N];
+  __m512i upper[N], lower[N], position[N], smallest[N];
   for (int v = 0; v < N; ++v) {
-    const __m512i low = signed_order_keys(bits[2 * v]), high = signed_order_keys(bits[2 * v + 1]);
-    upper[v] = _mm512_permutex2var_epi16(low, upper_words(), high);
-    lower[v] = _mm512_permutex2var_epi16(low, lower_words(), high);
-    position[v] = keys::next_position(_mm512_set1_epi16(1), k.upper.root, upper[v]);  // level 0
+    const __m512i first = signed_order_keys(bits[2 * v]), second = signed_order_keys(bits[2 * v + 1]);
+    upper[v] = _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_srli_epi32(first, 16), second);
+    lower[v] = _mm512_mask_blend_epi16(0xAAAAAAAAu, first, _mm512_slli_epi32(second, 16));
+    const __m512i difference = _mm512_subs_epi16(k.upper.root, upper[v]);  // level 0
+    position[v] = _mm512_shldi_epi16(_mm512_set1_epi16(1), difference, 1);
+    smallest[v] = difference;
   }
-  keys::levels_from<1, 8>(k.upper, position, upper);
+  levels_tracking_ties_from<1>(k.upper, position, smallest, upper);
   for (int v = 0; v < N; ++v) {
     const __mmask32 bit6 = _mm512_test_epi16_mask(position[v], _mm512_set1_epi16(64));
     const __mmask32 bit7 = _mm512_test_epi16_mask(position[v], _mm512_set1_epi16(128));
-    const __mmask32 tie = _mm512_cmpeq_epi16_mask(word_by_count(k.upper_by_count, position[v], bit6, bit7), upper[v]);
+    const __mmask32 tie = _mm512_cmpeq_epi16_mask(smallest[v], _mm512_setzero_si512());
     const __mmask32 below = _mm512_mask_cmplt_epu16_mask(tie, word_by_count(k.lower_by_count, position[v], bit6, bit7), lower[v]);
     position[v] = _mm512_mask_add_epi16(position[v], below, position[v], _mm512_set1_epi16(1));
   }
-  for (int v = 0; v < N / 2; ++v) codes[v] = keys::codes_of_narrow_positions<8>(k.upper.codes, position[2 * v], position[2 * v + 1]);
+  for (int v = 0; v < N / 2; ++v) {
+    const __m512i index = _mm512_permutex2var_epi8(position[2 * v], interleaved_position_bytes(), position[2 * v + 1]);
+    codes[v] = keys::codes_of_positions<8>(k.upper.codes, index);
+  }
 }
 
 BITPARITY_KEYS_TARGET inline void codes_by_upper_halves(const UpperHalfKeys& k, const float* in, std::int64_t count,

@@ -225,7 +225,7 @@ CodeTable build_table(const CodeMap& map) {
     table.key_bounds_by_count[count] = table.key_bounds_by_position[position];
     table.key_thresholds_by_count[count] = table.key_thresholds_by_position[position];
     table.key_half_gaps_by_count[count] = table.key_half_gaps_by_position[position];
-    table.key_flips_by_count[count] = table.key_flips_by_position[position];
+    table.key_flips_by_count[count] = table.key_flips_by_position[position] ^ 0x80000000u;  // signed keys
     table.key_steps_by_count[count] = table.key_steps_by_position[position];
   }
   // A half gap below 2^-149 is no fp32 value (a threshold of magnitude at most 2^-125 has one).

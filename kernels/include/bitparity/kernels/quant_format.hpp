@@ -102,6 +102,8 @@ struct CodeTable {
   // The same five by sorted count: entry c is the threshold of sorted index c (at its search
   // position), entries from 2 * first_step - 1 on the +inf padding of position 0. The CPU's fp32
   // search on the keys' upper halves checks its count against the key at it (input_keys_f32_cpu.cpp).
+  // Its keys are signed (the top bit flipped), and the flips here flip it too: (k ^ f ^ 2^31) + s
+  // is (k ^ f) + s + 2^31 modulo 2^32.
   alignas(64) double key_bounds_by_count[256] = {};
   alignas(64) float key_thresholds_by_count[256] = {};
   alignas(64) float key_half_gaps_by_count[256] = {};
