@@ -100,17 +100,16 @@ OptimizerParams prepare_optimizer_step(OptimizerKind kind, const Hyperparameters
   }
   std::vector<const TensorView*> written = {&param};
   for (std::size_t k = 0; k < states.size(); ++k) {
-    const std::string role = name + " state " + std::to_string(k) + " (" +
-                             std::string(optimizer_info(kind).state_specs[k].name) + ")";
+    const auto role = [&] { return name + " state " + std::to_string(k) + " (" + std::string(info.state_specs[k].name) + ")"; };
     if (states[k].dtype != DType::f32) {
-      throw Error(ErrorCode::dtype_mismatch, role + " must be f32, got " + dtype_name(states[k].dtype));
+      throw Error(ErrorCode::dtype_mismatch, role() + " must be f32, got " + dtype_name(states[k].dtype));
     }
-    validate_output(states[k], role.c_str());
+    validate_output_named_by(states[k], role);
     if (!same_sizes(param, states[k])) {
-      throw Error(ErrorCode::invalid_argument, role + " sizes differ from the parameter's: " + states[k].describe());
+      throw Error(ErrorCode::invalid_argument, role() + " sizes differ from the parameter's: " + states[k].describe());
     }
     if (!(states[k].device == param.device)) {
-      throw Error(ErrorCode::device_mismatch, role + " is on " + states[k].device.str() + " but the parameter is on " +
+      throw Error(ErrorCode::device_mismatch, role() + " is on " + states[k].device.str() + " but the parameter is on " +
                                                   param.device.str() + "; move the state to " + param.device.str());
     }
     written.push_back(&states[k]);

@@ -85,27 +85,26 @@ Optimizer8Params prepare_optimizer8_step(OptimizerKind kind, const Hyperparamete
   p.blocksize = blocksize;
   const std::int64_t n = param.numel(), blocks = block_count(n, blocksize);
   for (int k = 0; k < info.states; ++k) {
-    const std::string role = name + " state " + std::to_string(k) + " (" +
-                             std::string(optimizer_info(kind).state_specs[k].name) + ")";
+    const auto role = [&] { return name + " state " + std::to_string(k) + " (" + std::string(info.state_specs[k].name) + ")"; };
     const TensorView& codes = states[k].codes;
     const TensorView& absmax = states[k].absmax;
     if (codes.dtype != DType::u8 || absmax.dtype != DType::f32) {
-      throw Error(ErrorCode::dtype_mismatch, role + ": codes must be u8 and absmax f32");
+      throw Error(ErrorCode::dtype_mismatch, role() + ": codes must be u8 and absmax f32");
     }
-    validate_output(codes, role.c_str());
-    validate_output(absmax, role.c_str());
+    validate_output_named_by(codes, role);
+    validate_output_named_by(absmax, role);
     if (!codes.index.contiguous || codes.index.offset != 0 || codes.numel() != n) {
-      throw Error(ErrorCode::invalid_argument, role + ": codes must be a contiguous buffer of " + std::to_string(n) +
+      throw Error(ErrorCode::invalid_argument, role() + ": codes must be a contiguous buffer of " + std::to_string(n) +
                                                    " bytes, got " + codes.describe());
     }
     if (!absmax.index.contiguous || absmax.index.offset != 0 || absmax.numel() != blocks) {
-      throw Error(ErrorCode::invalid_argument, role + ": absmax must be a contiguous buffer of " + std::to_string(blocks) +
+      throw Error(ErrorCode::invalid_argument, role() + ": absmax must be a contiguous buffer of " + std::to_string(blocks) +
                                                    " values (block size " + std::to_string(blocksize) + "), got " +
                                                    absmax.describe());
     }
     for (const auto& [part, view] : {std::pair<const char*, const TensorView*>{" codes", &codes}, {" absmax", &absmax}}) {
       if (!(view->device == param.device)) {
-        throw Error(ErrorCode::device_mismatch, role + part + " is on " + view->device.str() + " but the parameter is on " +
+        throw Error(ErrorCode::device_mismatch, role() + part + " is on " + view->device.str() + " but the parameter is on " +
                                                     param.device.str() + "; move the state to " + param.device.str());
       }
     }

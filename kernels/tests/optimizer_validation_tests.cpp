@@ -92,5 +92,29 @@ TEST(OptimizerValidation, EightBitRefusals) {
   EXPECT_NE(r.message.find("no 8-bit variant"), std::string::npos) << r.message;
 }
 
+// The states' checks name the state only when they refuse (validate_output_named_by): the name is
+// still the state's, in full, on each of those refusals.
+TEST(OptimizerValidation, StateRefusalsNameTheState) {
+  std::vector<float> p(256, 1.0f), g(256, 0.5f), m(256, 0.0f), v(256, 0.0f), absmax(1, 0.0f), absmax2(1, 0.0f);
+  std::vector<std::uint8_t> codes(256, 0), codes2(256, 0);
+  Hyperparameters h;
+  TensorView repeated = f32(v);
+  repeated.index.strides[0] = 0;  // every element of the state on one storage element
+  auto r = refusal_of([&] { optimizer_step(OptimizerKind::adam, h, f32(p), f32(g), {f32(m), repeated}); });
+  EXPECT_EQ(r.code, ErrorCode::overlapping_output);
+  EXPECT_NE(r.message.find("adam state 1 (exp_avg_sq) writes some storage elements more than once"), std::string::npos)
+      << r.message;
+
+  const QuantizedState first{contiguous_view(codes.data(), DType::u8, Device::cpu(), {256}),
+                             contiguous_view(absmax.data(), DType::f32, Device::cpu(), {1})};
+  QuantizedState second{contiguous_view(codes2.data(), DType::u8, Device::cpu(), {256}),
+                        contiguous_view(absmax2.data(), DType::f32, Device::cpu(), {1})};
+  second.codes.storage_elements = 255;  // one byte short
+  r = refusal_of([&] { optimizer8_step(OptimizerKind::adam, h, f32(p), f32(g), {first, second}, 256); });
+  EXPECT_EQ(r.code, ErrorCode::out_of_bounds);
+  EXPECT_NE(r.message.find("adam (8-bit) state 1 (exp_avg_sq) reaches storage element 255"), std::string::npos)
+      << r.message;
+}
+
 }  // namespace
 }  // namespace bitparity

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bitparity/kernels/dtype.hpp"
+#include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/strided_index.hpp"
 
 namespace bitparity {
@@ -34,6 +35,17 @@ std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& si
 void validate_input(const TensorView& view, const char* role);
 // Outputs additionally must not write one storage element twice.
 void validate_output(const TensorView& view, const char* role);
+// validate_output with the role built only where it refuses (`role_of()` returns a std::string): a
+// step checks each state on every call, and composing their names cost more than the checks.
+template <typename RoleOf>
+void validate_output_named_by(const TensorView& view, const RoleOf& role_of) {
+  try {
+    validate_output(view, "output");
+  } catch (const Error&) {
+    validate_output(view, role_of().c_str());
+    throw;  // not reached: the same checks refuse again, now with the role's name
+  }
+}
 // True when no two logical indices map to one storage element (checked by a sufficient rule:
 // with dimensions sorted by stride, each stride exceeds the span of all smaller ones).
 bool is_non_overlapping(const StridedIndex& index);
