@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "bitparity/kernels/optim_launch.hpp"
+#include "bitparity/kernels/square_sum_bins.hpp"
 #include "cpu_clones.hpp"
 #include "half_runs_cpu.hpp"
 #include "parallel_for.hpp"
@@ -111,6 +112,96 @@ void contiguous_step(const OptimizerParams& p, std::int64_t begin, std::int64_t 
   }
 }
 
+template <OptimizerKind K>
+constexpr bool norm_pass_writes_states() {
+  if constexpr (Descriptor<K>::norm_based) return Descriptor<K>::norm_pass_writes_states;
+  return false;
+}
+
+// The norm pass terms of `count` elements, as norm_terms_element_of computes them, in a loop the
+// compiler can vectorize; the states stored where that pass stores them (LAMB's moments).
+template <OptimizerKind K>
+void contiguous_norm_terms(const StepScalars& scalars, const float* __restrict param, const float* __restrict grad,
+                           float* __restrict s0, float* __restrict s1, float* __restrict s2,
+                           float* __restrict param_terms, float* __restrict direction_terms, std::int64_t count) {
+  constexpr int states = state_count(K);
+  for (std::int64_t i = 0; i < count; ++i) {
+    ElementValues e;
+    e.p = param[i];
+    e.g = grad[i];
+    if constexpr (states > 0) e.s[0] = s0[i];
+    if constexpr (states > 1) e.s[1] = s1[i];
+    if constexpr (states > 2) e.s[2] = s2[i];
+    const NormTerms terms = norm_terms_of<K>(scalars, e);
+    param_terms[i] = terms.param;
+    direction_terms[i] = terms.direction;
+    if constexpr (norm_pass_writes_states<K>()) {
+      if constexpr (states > 0) s0[i] = canonical_state(e.s[0]);
+      if constexpr (states > 1) s1[i] = canonical_state(e.s[1]);
+      if constexpr (states > 2) s2[i] = canonical_state(e.s[2]);
+    }
+  }
+}
+
+// The norm pass of a contiguous range (parameter and gradient of one dtype): runs of terms, their
+// squares into bins, the bins into `sums` (the same exact sums as add_square of each term).
+static_assert(kChunk <= SquareSumBins::kMaxAddsBetweenFlushes, "a chunk's squares must fit the bins");
+template <OptimizerKind K, DType D>
+void contiguous_norm_range(const OptimizerParams& p, std::int64_t begin, std::int64_t end, NormSums& sums) {
+  constexpr int states = state_count(K);
+  float* const s0 = states > 0 ? p.state[0] + p.state_index[0].offset : nullptr;
+  float* const s1 = states > 1 ? p.state[1] + p.state_index[1].offset : nullptr;
+  float* const s2 = states > 2 ? p.state[2] + p.state_index[2].offset : nullptr;
+  const StepScalars scalars = p.s;
+  constexpr std::int64_t kRun = 512;
+  float param_values[kRun], grad_values[kRun], param_terms[kRun], direction_terms[kRun];
+  SquareSumBins param_bins, direction_bins;
+  for (std::int64_t first = begin; first < end; first += kRun) {
+    const std::int64_t count = std::min(kRun, end - first);
+    const std::int64_t param_at = p.param_index.offset + first, grad_at = p.grad_index.offset + first;
+    const float* param = param_values;
+    const float* grad = grad_values;
+    if constexpr (D == DType::f32) {
+      param = static_cast<const float*>(p.param) + param_at;
+      grad = static_cast<const float*>(p.grad) + grad_at;
+    } else {
+      widen_run<D>(p.param, param_at, param_values, count, HalfRunsF16C{});
+      widen_run<D>(p.grad, grad_at, grad_values, count, HalfRunsF16C{});
+    }
+    contiguous_norm_terms<K>(scalars, param, grad, states > 0 ? s0 + first : nullptr, states > 1 ? s1 + first : nullptr,
+                             states > 2 ? s2 + first : nullptr, param_terms, direction_terms, count);
+    for (std::int64_t j = 0; j < count; ++j) {
+      param_bins.add(param_terms[j]);
+      direction_bins.add(direction_terms[j]);
+    }
+  }
+  param_bins.flush_into(sums.param);
+  direction_bins.flush_into(sums.direction);
+}
+
+template <DType D>
+void contiguous_norm_of_dtype(const OptimizerParams& p, std::int64_t begin, std::int64_t end, NormSums& sums) {
+  with_optimizer_kind(p.kind, [&](auto kind) { contiguous_norm_range<decltype(kind)::value, D>(p, begin, end, sums); });
+}
+
+BITPARITY_CPU_CLONES void contiguous_norm_f32(const OptimizerParams& p, std::int64_t begin, std::int64_t end, NormSums& sums) {
+  contiguous_norm_of_dtype<DType::f32>(p, begin, end, sums);
+}
+BITPARITY_CPU_CLONES void contiguous_norm_f16(const OptimizerParams& p, std::int64_t begin, std::int64_t end, NormSums& sums) {
+  contiguous_norm_of_dtype<DType::f16>(p, begin, end, sums);
+}
+BITPARITY_CPU_CLONES void contiguous_norm_bf16(const OptimizerParams& p, std::int64_t begin, std::int64_t end, NormSums& sums) {
+  contiguous_norm_of_dtype<DType::bf16>(p, begin, end, sums);
+}
+
+void contiguous_norm(const OptimizerParams& p, std::int64_t begin, std::int64_t end, NormSums& sums) {
+  switch (p.param_dtype) {
+    case DType::f16: contiguous_norm_f16(p, begin, end, sums); break;
+    case DType::bf16: contiguous_norm_bf16(p, begin, end, sums); break;
+    default: contiguous_norm_f32(p, begin, end, sums); break;
+  }
+}
+
 BITPARITY_CPU_CLONES bool any_gradient_nonfinite_f32(const OptimizerParams& p, std::int64_t begin, std::int64_t end) {
   return any_gradient_nonfinite_contiguous<DType::f32>(p, begin, end);
 }
@@ -153,14 +244,19 @@ bool gradient_has_nonfinite(const OptimizerParams& params, const LaunchConfig& l
 NormSums norm_pass(const OptimizerParams& params, const LaunchConfig& launch) {
   NormSums total;
   std::mutex merge;
+  const bool fast = contiguous_one_dtype(params);
   detail::split_launches(params.numel, per_launch(params, launch), [&](std::int64_t first, std::int64_t last) {
     over_chunks(first, last, launch, [&](std::int64_t begin, std::int64_t end) {
       NormSums partial;  // exact, so merging the chunks in any order gives the same sums
-      with_optimizer_kind(params.kind, [&](auto kind) {
-        for (std::int64_t i = begin; i < end; ++i) {
-          norm_terms_element_of<decltype(kind)::value>(params, i, partial.param, partial.direction);
-        }
-      });
+      if (fast) {
+        contiguous_norm(params, begin, end, partial);
+      } else {
+        with_optimizer_kind(params.kind, [&](auto kind) {
+          for (std::int64_t i = begin; i < end; ++i) {
+            norm_terms_element_of<decltype(kind)::value>(params, i, partial.param, partial.direction);
+          }
+        });
+      }
       const std::lock_guard lock(merge);
       total.param.merge(partial.param);
       total.direction.merge(partial.direction);

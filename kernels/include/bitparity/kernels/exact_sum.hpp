@@ -41,6 +41,13 @@ struct ExactSquareSum {
     if (shift > 11) add_at(index + 1, significand >> (64 - shift));
   }
 
+  // value * 2^(position + kLowExponent) for any 64-bit value whose top bit stays below 2^352 there.
+  BP_HD void add_shifted(std::uint64_t value, int position) {
+    const int index = position / 64, shift = position % 64;
+    add_at(index, value << shift);
+    if (shift != 0) add_at(index + 1, value >> (64 - shift));
+  }
+
   BP_HD void merge(const ExactSquareSum& other) {
     std::uint64_t carry = 0;
     for (int i = 0; i < kLimbs; ++i) {

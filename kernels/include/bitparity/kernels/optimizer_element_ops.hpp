@@ -2,7 +2,9 @@
 // The pieces every optimizer's element body is built from, for host and device. Every operation
 // is one fp32 operation in the order of ARITHMETIC.md; no fma, no contraction.
 #include <cmath>
+#include <cstdint>
 
+#include "bitparity/kernels/bits.hpp"
 #include "bitparity/kernels/hd.hpp"
 #include "bitparity/kernels/optimizer_types.hpp"
 
@@ -27,6 +29,14 @@ BP_HD float prepared_gradient(const StepScalars& s, float g) {
 // states, really is) below zero is zero, not the NaN of a negative square root (ARITHMETIC.md).
 BP_HD float clamped_at_zero(float x) { return x < 0.0f ? 0.0f : x; }
 
+// flag ? a : b, by bits. GCC 12 threads a select on a loop-invariant flag ahead of a square root
+// into two square roots and a select it cannot vectorize (RMSprop's centred variance); this form
+// leaves the loop vectorizable.
+BP_HD float selected_by_flag(bool flag, float a, float b) {
+  const std::uint32_t mask = 0u - static_cast<std::uint32_t>(flag);
+  return float_from_bits((float_bits(a) & mask) | (float_bits(b) & ~mask));
+}
+
 // beta * state + (1 - beta) * x, as two products and one sum.
 BP_HD float moving_average(float beta, float one_minus_beta, float state, float x) {
   return beta * state + one_minus_beta * x;
@@ -39,11 +49,23 @@ BP_HD float with_l2_decay(const StepScalars& s, float g, float p) {
 
 BP_HD float sign_of(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
 
+// 2^k as an fp32, for 0 <= k <= 127.
+BP_HD float power_of_two(int k) { return float_from_bits(static_cast<std::uint32_t>(127 + k) << 23); }
+
+// ldexpf(x, k) for k >= 0, as three products by powers of two, which the CPU loops vectorize (a libm
+// call stops them). Scaling up is exact until it overflows, and an overflow at any product is the
+// overflow of the whole; past 2^280 every non-zero fp32 overflows, so k is capped there.
+BP_HD float scaled_up_by_power_of_two(float x, int k) {
+  const int capped = k < 280 ? k : 280;
+  const int first = capped < 127 ? capped : 127, rest = capped - first;
+  const int second = rest < 127 ? rest : 127, third = rest - second;
+  return x * power_of_two(first) * power_of_two(second) * power_of_two(third);
+}
+
 // The LAMB/LARS trust factor times x, rounded once: x is first scaled by 2^trust_exponent (exact, as
 // it only scales up), so a factor past FLT_MAX (a subnormal gradient norm) does not overflow.
 BP_HD float times_trust(const StepScalars& s, float x) {
-  if (s.trust_exponent != 0) x = ldexpf(x, s.trust_exponent);
-  return s.trust_scaled_lr * x;
+  return s.trust_scaled_lr * scaled_up_by_power_of_two(x, s.trust_exponent);
 }
 
 }  // namespace bitparity

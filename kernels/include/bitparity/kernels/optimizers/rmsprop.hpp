@@ -31,7 +31,7 @@ struct Rmsprop {
     const bool centered = s.centered != 0;
     const float grad_avg = moving_average(s.alpha, s.one_minus_alpha, e.s[1], g);
     e.s[1] = centered ? grad_avg : e.s[1];
-    const float variance = centered ? clamped_at_zero(square_avg - grad_avg * grad_avg) : square_avg;
+    const float variance = selected_by_flag(centered, clamped_at_zero(square_avg - grad_avg * grad_avg), square_avg);
     const float denom = sqrtf(variance) + s.eps;
     const float buffer = s.momentum * e.s[2] + g / denom;
     const bool with_momentum = s.momentum > 0.0f;
