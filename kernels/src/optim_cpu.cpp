@@ -37,23 +37,38 @@ bool contiguous_one_dtype(const OptimizerParams& p) {
   return true;
 }
 
+// Element i of contiguous runs: fp32 parameter and gradient values, the optimizer's states.
+template <OptimizerKind K>
+ElementValues element_at(const float* param, const float* grad, const float* s0, const float* s1, const float* s2,
+                         std::int64_t i) {
+  constexpr int states = state_count(K);
+  ElementValues e;
+  e.p = param[i];
+  e.g = grad[i];
+  if constexpr (states > 0) e.s[0] = s0[i];
+  if constexpr (states > 1) e.s[1] = s1[i];
+  if constexpr (states > 2) e.s[2] = s2[i];
+  return e;
+}
+
+// Stores element i's states, a NaN as the canonical NaN (store_element's values).
+template <OptimizerKind K>
+void store_states_at(const ElementValues& e, float* s0, float* s1, float* s2, std::int64_t i) {
+  constexpr int states = state_count(K);
+  if constexpr (states > 0) s0[i] = canonical_state(e.s[0]);
+  if constexpr (states > 1) s1[i] = canonical_state(e.s[1]);
+  if constexpr (states > 2) s2[i] = canonical_state(e.s[2]);
+}
+
 // The element loop over fp32 parameter and gradient values at `param` and `grad`, states in place.
 template <OptimizerKind K>
 void contiguous_elements(const StepScalars& scalars, float* __restrict param, const float* __restrict grad,
                          float* __restrict s0, float* __restrict s1, float* __restrict s2, std::int64_t count) {
-  constexpr int states = state_count(K);
   for (std::int64_t i = 0; i < count; ++i) {
-    ElementValues e;
-    e.p = param[i];
-    e.g = grad[i];
-    if constexpr (states > 0) e.s[0] = s0[i];
-    if constexpr (states > 1) e.s[1] = s1[i];
-    if constexpr (states > 2) e.s[2] = s2[i];
+    ElementValues e = element_at<K>(param, grad, s0, s1, s2, i);
     optimizer_element_of<K>(scalars, e);
     param[i] = canonical_state(e.p);  // store_computed_as<f32>'s value
-    if constexpr (states > 0) s0[i] = canonical_state(e.s[0]);
-    if constexpr (states > 1) s1[i] = canonical_state(e.s[1]);
-    if constexpr (states > 2) s2[i] = canonical_state(e.s[2]);
+    store_states_at<K>(e, s0, s1, s2, i);
   }
 }
 
@@ -124,22 +139,12 @@ template <OptimizerKind K>
 void contiguous_norm_terms(const StepScalars& scalars, const float* __restrict param, const float* __restrict grad,
                            float* __restrict s0, float* __restrict s1, float* __restrict s2,
                            float* __restrict param_terms, float* __restrict direction_terms, std::int64_t count) {
-  constexpr int states = state_count(K);
   for (std::int64_t i = 0; i < count; ++i) {
-    ElementValues e;
-    e.p = param[i];
-    e.g = grad[i];
-    if constexpr (states > 0) e.s[0] = s0[i];
-    if constexpr (states > 1) e.s[1] = s1[i];
-    if constexpr (states > 2) e.s[2] = s2[i];
+    ElementValues e = element_at<K>(param, grad, s0, s1, s2, i);
     const NormTerms terms = norm_terms_of<K>(scalars, e);
     param_terms[i] = terms.param;
     direction_terms[i] = terms.direction;
-    if constexpr (norm_pass_writes_states<K>()) {
-      if constexpr (states > 0) s0[i] = canonical_state(e.s[0]);
-      if constexpr (states > 1) s1[i] = canonical_state(e.s[1]);
-      if constexpr (states > 2) s2[i] = canonical_state(e.s[2]);
-    }
+    if constexpr (norm_pass_writes_states<K>()) store_states_at<K>(e, s0, s1, s2, i);
   }
 }
 
