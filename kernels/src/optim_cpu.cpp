@@ -127,12 +127,6 @@ void contiguous_step(const OptimizerParams& p, std::int64_t begin, std::int64_t 
   }
 }
 
-template <OptimizerKind K>
-constexpr bool norm_pass_writes_states() {
-  if constexpr (Descriptor<K>::norm_based) return Descriptor<K>::norm_pass_writes_states;
-  return false;
-}
-
 // The norm pass terms of `count` elements, as norm_terms_element_of computes them, in a loop the
 // compiler can vectorize; the states stored where that pass stores them (LAMB's moments).
 template <OptimizerKind K>

@@ -97,6 +97,13 @@ BP_HD void store_element(const OptimizerParams& p, std::int64_t i, const Element
   store_element(p, i, e, state_count(p.kind));
 }
 
+// Whether the norm pass stores the states it computes (LAMB's moments, which the direction needs).
+template <OptimizerKind K>
+constexpr bool norm_pass_writes_states() {
+  if constexpr (Descriptor<K>::norm_based) return Descriptor<K>::norm_pass_writes_states;
+  return false;
+}
+
 // The first pass of element i of LAMB/LARS: accumulates the squares (LAMB stores its moments).
 template <OptimizerKind K>
 BP_HD void norm_terms_element_of(const OptimizerParams& p, std::int64_t i, ExactSquareSum& param_sum,
@@ -106,10 +113,8 @@ BP_HD void norm_terms_element_of(const OptimizerParams& p, std::int64_t i, Exact
   const NormTerms terms = norm_terms_of<K>(p.s, e);
   param_sum.add_square(terms.param);
   direction_sum.add_square(terms.direction);
-  if constexpr (Descriptor<K>::norm_based) {
-    if constexpr (Descriptor<K>::norm_pass_writes_states) {
-      for (int k = 0; k < states; ++k) p.state[k][p.state_index[k].storage(i)] = canonical_state(e.s[k]);
-    }
+  if constexpr (norm_pass_writes_states<K>()) {
+    for (int k = 0; k < states; ++k) p.state[k][p.state_index[k].storage(i)] = canonical_state(e.s[k]);
   }
 }
 
