@@ -54,13 +54,21 @@ void decode_lanes(const std::uint64_t* lanes, std::size_t count, ExactFloatSum* 
 }
 
 void encode_lanes(const ExactSquareSum* values, std::size_t count, std::uint64_t* lanes) {
-  for (std::size_t i = 0; i < count; ++i) limbs_to_digits(values[i].limb, ExactSquareSum::kLimbs, lanes + i * kSquareSumLanes);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t* out = lanes + i * kSquareSumLanes;
+    limbs_to_digits(values[i].limb, ExactSquareSum::kLimbs, out);
+    out[2 * ExactSquareSum::kLimbs + 0] = (values[i].special & ExactSquareSum::kInfinity) != 0 ? 1 : 0;
+    out[2 * ExactSquareSum::kLimbs + 1] = (values[i].special & ExactSquareSum::kNaN) != 0 ? 1 : 0;
+  }
 }
 
 void decode_lanes(const std::uint64_t* lanes, std::size_t count, ExactSquareSum* values) {
   for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t* in = lanes + i * kSquareSumLanes;
     ExactSquareSum value;
-    digits_to_limbs(lanes + i * kSquareSumLanes, ExactSquareSum::kLimbs, value.limb);
+    digits_to_limbs(in, ExactSquareSum::kLimbs, value.limb);
+    if (in[2 * ExactSquareSum::kLimbs + 0] != 0) value.special |= ExactSquareSum::kInfinity;
+    if (in[2 * ExactSquareSum::kLimbs + 1] != 0) value.special |= ExactSquareSum::kNaN;
     values[i] = value;
   }
 }

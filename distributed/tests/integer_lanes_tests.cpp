@@ -64,19 +64,21 @@ TEST(IntegerLanes, SummedFloatSumLanesDecodeToTheMergeForAnyRankCountAndOrder) {
 
 TEST(IntegerLanes, SummedSquareSumLanesDecodeToTheMerge) {
   std::mt19937_64 random(11);
+  std::uint64_t specials_seen = 0;
   for (int trial = 0; trial < 300; ++trial) {
     std::vector<ExactSquareSum> parts(1 + random() % 40);
     ExactSquareSum merged;
     for (auto& part : parts) {
-      for (int a = static_cast<int>(random() % 6); a > 0; --a) {
-        const float x = random_float(random);
-        if (std::isfinite(x)) part.add_square(x);
-      }
+      // Random bits: one value in 256 is an infinity or a NaN, which the lanes must carry too.
+      for (int a = static_cast<int>(random() % 6); a > 0; --a) part.add_square(random_float(random));
       merged.merge(part);
     }
     const ExactSquareSum through = summed_through_lanes<ExactSquareSum, kSquareSumLanes>(parts, random);
     EXPECT_EQ(0, std::memcmp(merged.limb, through.limb, sizeof merged.limb)) << "trial " << trial;
+    EXPECT_EQ(merged.special, through.special) << "trial " << trial;
+    specials_seen |= merged.special;
   }
+  EXPECT_EQ(specials_seen, ExactSquareSum::kInfinity | ExactSquareSum::kNaN) << "the trials must add both kinds";
 }
 
 // The widest digits from 2^30 ranks: lanes near 2^62 carry correctly (the merge by doubling agrees).

@@ -89,8 +89,10 @@ const HyperparameterSpec& spec_named(OptimizerKind kind, std::string_view name) 
 
 // factor = trust_scaled_lr * 2^trust_exponent with the fp32 part rounded once; the exponent is 0
 // unless the factor is past FLT_MAX, so every representable factor keeps its plain fp32 rounding.
+// A non-finite factor (from a non-finite norm) is kept as it is: inf or NaN.
 void set_trust_factor(double factor, StepScalars& s) {
-  s.trust_exponent = factor > static_cast<double>(std::numeric_limits<float>::max()) ? std::ilogb(factor) - 126 : 0;
+  const bool past_fp32 = std::isfinite(factor) && factor > static_cast<double>(std::numeric_limits<float>::max());
+  s.trust_exponent = past_fp32 ? std::ilogb(factor) - 126 : 0;
   s.trust_scaled_lr = to_f32(std::ldexp(factor, -s.trust_exponent));
 }
 
@@ -218,7 +220,8 @@ void finish_trust_ratio(OptimizerKind kind, const Hyperparameters& h, double sum
     throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) + " has no trust ratio");
   }
   const double param_norm = std::sqrt(sum_squares_param), direction_norm = std::sqrt(sum_squares_direction);
-  const bool adapt = !h.exclude_from_adaptation && param_norm > 0.0 && direction_norm > 0.0;
+  // "1 when a norm is 0": a NaN norm is not 0, so it reaches the factor instead of hiding behind 1.
+  const bool adapt = !h.exclude_from_adaptation && param_norm != 0.0 && direction_norm != 0.0;
   set_trust_factor(trust_factor(h, s, param_norm, direction_norm, adapt), s);
 }
 

@@ -13,7 +13,7 @@
 namespace bitparity::distributed {
 
 inline constexpr std::size_t kFloatSumLanes = 2 * ExactFloatSum::kLimbs + 3;  // digits, then +inf, -inf, NaN
-inline constexpr std::size_t kSquareSumLanes = 2 * ExactSquareSum::kLimbs;
+inline constexpr std::size_t kSquareSumLanes = 2 * ExactSquareSum::kLimbs + 2;  // digits, then inf, NaN
 
 void encode_lanes(const ExactFloatSum* values, std::size_t count, std::uint64_t* lanes);
 void decode_lanes(const std::uint64_t* lanes, std::size_t count, ExactFloatSum* values);

@@ -3,7 +3,9 @@
 // eleven 64-bit limbs (up to 2^352). x^2 of an fp32 x is exact in double and lies in
 // [2^-298, 2^256), so every addition is exact, any grouping gives the same bits, and the result is
 // rounded once (to nearest even) when it is read as a double. Norms built on it cannot depend on
-// launch configuration, device or world size.
+// launch configuration, device or world size. A non-finite term is not dropped: it is recorded in
+// `special` and the sum reads as inf (NaN if a NaN was added), the sum of squares of the values as
+// held, as floating-point arithmetic would give it.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -16,7 +18,9 @@ namespace bitparity {
 struct ExactSquareSum {
   static constexpr int kLimbs = 11;
   static constexpr int kLowExponent = -352;
+  static constexpr std::uint64_t kInfinity = 1, kNaN = 2;
   std::uint64_t limb[kLimbs] = {};
+  std::uint64_t special = 0;  // the kinds of non-finite terms added (bits above)
 
   BP_HD void add_at(int index, std::uint64_t value) {
     for (int i = index; i < kLimbs && value != 0; ++i) {
@@ -26,7 +30,14 @@ struct ExactSquareSum {
     }
   }
 
-  BP_HD void add_square(float x) { add_exact(static_cast<double>(x) * static_cast<double>(x)); }  // the square is exact
+  BP_HD void add_square(float x) {
+    const std::uint32_t magnitude = float_bits(x) & 0x7FFFFFFFu;
+    if (magnitude >= 0x7F800000u) {
+      special |= magnitude == 0x7F800000u ? kInfinity : kNaN;
+      return;
+    }
+    add_exact(static_cast<double>(x) * static_cast<double>(x));  // the square is exact
+  }
 
   // A finite double >= 0 whose lowest significand bit is at or above the unit 2^-352 (any square of
   // an fp32, any fp32 >= 0), added exactly.
@@ -49,6 +60,7 @@ struct ExactSquareSum {
   }
 
   BP_HD void merge(const ExactSquareSum& other) {
+    special |= other.special;
     std::uint64_t carry = 0;
     for (int i = 0; i < kLimbs; ++i) {
       const std::uint64_t partial = limb[i] + other.limb[i];
@@ -62,6 +74,8 @@ struct ExactSquareSum {
 
   // The sum rounded once to the nearest double (ties to even).
   BP_HD double to_double() const {
+    if ((special & kNaN) != 0) return NAN;
+    if (special != 0) return INFINITY;
     int top = kLimbs - 1;
     while (top >= 0 && limb[top] == 0) --top;
     if (top < 0) return 0.0;

@@ -26,7 +26,7 @@ struct Lamb {
   static double trust_factor(const Hyperparameters& h, const StepScalars&, double param_norm, double direction_norm,
                              bool adapt) {
     double trust = adapt ? param_norm / direction_norm : 1.0;
-    if (adapt && h.max_trust_ratio > 0.0f) trust = std::min(trust, static_cast<double>(h.max_trust_ratio));
+    if (adapt && h.max_trust_ratio > 0.0f) trust = std::min(trust, static_cast<double>(h.max_trust_ratio));  // NaN stays NaN
     return static_cast<double>(h.lr) * trust;
   }
   // The first pass: the Adam moments (stored).
