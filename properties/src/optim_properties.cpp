@@ -1,7 +1,9 @@
 // Optimizer properties P1 P2 P3 P4 P5 P9, each defined once over the optimizer registry.
 #include <rapidcheck.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "bitparity/kernels/bits.hpp"
@@ -128,6 +130,64 @@ void nonfinite_policy(const PropertyTarget& t, PropertyStats& stats) {
   stats.pass_case(static_cast<std::int64_t>(c.values.size()));
 }
 
+// P9n: a NaN parameter reaches exactly what its norms reach. LAMB and LARS tensors that adapt take
+// their trust factor from norms that include it, so every parameter becomes NaN (LAMB with weight
+// decay, whose direction then holds the NaN too; LARS with a non-zero gradient, so that its norm is
+// not the "0" that gives a factor of 1). Any other step changes only the NaN's own element: the rest
+// equals the step without it, unclipped, since a NaN parameter norm never clips (ARITHMETIC.md).
+void nonfinite_parameter(const PropertyTarget& t, PropertyStats& stats) {
+  const bool norm_based_kind = optimizer_info(t.optimizer->kind).norm_based;
+  const OptimCase c = drawn<OptimCase>(t, stats, "case", [&] {
+    OptimCase drawn_case = draw_optim_case(t, stats, false, false, 600);
+    if (drawn_case.values.empty()) return drawn_case;
+    const std::size_t at = *rc::gen::inRange<std::size_t>(0, drawn_case.values.size());
+    drawn_case.values[at].p = std::numeric_limits<float>::quiet_NaN();
+    if (norm_based_kind) {
+      drawn_case.hyper.exclude_from_adaptation = false;
+      drawn_case.hyper.exclude_from_weight_decay = false;
+      if (drawn_case.hyper.weight_decay == 0.0f) drawn_case.hyper.weight_decay = 0.01f;
+      drawn_case.values[(at + 1) % drawn_case.values.size()].g = 1.0f;
+    }
+    return drawn_case;
+  });
+  std::size_t at = 0;
+  while (at < c.values.size() && !std::isnan(c.values[at].p)) ++at;
+  if (at == c.values.size()) {
+    stats.pass_case(0);
+    return;
+  }
+  const OptimResult r = run_optim(*t.iut, c, {});
+  if (norm_based_kind) {
+    std::int64_t finite = 0;
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < c.values.size(); ++i) {
+      if (!std::isnan(value_of_bits(r.param_bits[i], c.param_dtype)) && finite++ == 0) first = i;
+    }
+    if (finite > 0) {
+      report_violation(stats, finite, std::to_string(finite) + " parameters are not NaN after a step whose norms include the NaN parameter " +
+                                           std::to_string(at) + "; first: element " + std::to_string(first) + " = " +
+                                           show_float(value_of_bits(r.param_bits[first], c.param_dtype)));
+    }
+  } else {
+    OptimCase without = c;
+    without.values[at].p = 0.0f;
+    without.hyper.max_unorm = 0.0f;
+    const OptimResult expected = run_optim(*t.iut, without, {});
+    std::int64_t differing = 0;
+    std::string first;
+    for (std::size_t i = 0; i < c.values.size(); ++i) {
+      bool same = i == at || expected.param_bits[i] == r.param_bits[i];
+      for (std::size_t k = 0; k < r.state_bits.size() && same; ++k) same = i == at || expected.state_bits[k][i] == r.state_bits[k][i];
+      if (!same && differing++ == 0) first = "element " + std::to_string(i);
+    }
+    if (differing > 0) {
+      report_violation(stats, differing, std::to_string(differing) + " elements other than the NaN parameter " + std::to_string(at) +
+                                             " differ from the step without it; first: " + first);
+    }
+  }
+  stats.pass_case(static_cast<std::int64_t>(c.values.size()));
+}
+
 }  // namespace
 
 void append_optimizer_properties(std::vector<PropertyDef>& catalogue) {
@@ -144,6 +204,9 @@ void append_optimizer_properties(std::vector<PropertyDef>& catalogue) {
   catalogue.push_back({"P9o", "nonfinite-gradient", fixtures::Suite::optim32,
                        "a NaN/Inf gradient changes no byte of any tensor and is reported", false, false,
                        nonfinite_policy});
+  catalogue.push_back({"P9n", "nonfinite-parameter", fixtures::Suite::optim32,
+                       "a NaN parameter makes every parameter of a LAMB/LARS step NaN and no other element of any other step change",
+                       false, false, nonfinite_parameter});
   catalogue.push_back({"P5o", "device", fixtures::Suite::optim32, "every CUDA device gives the CPU's bits", true, false, device_property<Step32Family>});
 }
 

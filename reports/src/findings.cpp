@@ -32,7 +32,7 @@ Class classify(const CheckRow& row, bool takes_strided) {
     }
     return {"strided-input difference", "a strided view gives other bits than its contiguous copy"};
   }
-  if (id == "P9" || id == "P9o" || id == "P9q") {
+  if (id == "P9" || id == "P9o" || id == "P9q" || id == "P9n") {
     return {"non-finite policy difference", "NaN/Inf or special values are not handled as the declared policy says"};
   }
   if (id == "P5" || id == "P5o" || id == "P5q") {
