@@ -69,7 +69,7 @@ TEST(IntegerLanes, SummedSquareSumLanesDecodeToTheMerge) {
     std::vector<ExactSquareSum> parts(1 + random() % 40);
     ExactSquareSum merged;
     for (auto& part : parts) {
-      // Random bits: one value in 256 is an infinity or a NaN, which the lanes must carry too.
+      // random_float gives infinities and NaNs too, which the lanes must carry.
       for (int a = static_cast<int>(random() % 6); a > 0; --a) part.add_square(random_float(random));
       merged.merge(part);
     }

@@ -142,11 +142,15 @@ void nonfinite_parameter(const PropertyTarget& t, PropertyStats& stats) {
     if (drawn_case.values.empty()) return drawn_case;
     const std::size_t at = *rc::gen::inRange<std::size_t>(0, drawn_case.values.size());
     drawn_case.values[at].p = std::numeric_limits<float>::quiet_NaN();
+    stats.note("NaN planted at parameter " + std::to_string(at));
     if (norm_based_kind) {
       drawn_case.hyper.exclude_from_adaptation = false;
       drawn_case.hyper.exclude_from_weight_decay = false;
       if (drawn_case.hyper.weight_decay == 0.0f) drawn_case.hyper.weight_decay = 0.01f;
-      drawn_case.values[(at + 1) % drawn_case.values.size()].g = 1.0f;
+      const std::size_t other = (at + 1) % drawn_case.values.size();
+      drawn_case.values[other].g = 1.0f;
+      stats.note("gradient " + std::to_string(other) + " set to 1; stepped as " +
+                 describe_hyperparameters(drawn_case.kind, drawn_case.hyper));
     }
     return drawn_case;
   });
