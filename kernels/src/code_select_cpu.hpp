@@ -1,10 +1,14 @@
 #pragma once
-// 8-bit dequantize's selection on the CPU into 16-bit words (f16, bf16): with AVX-512 (BW), every 32
-// codes become 32 outputs through four two-register permutes (vpermt2w) of the block's 256-entry
-// table, one per quarter of the codes, and three blends on each code's bits 6 and 7, where the
-// scalar selection makes 32 table loads (16-bit words have no gather). It only moves the table's
-// words (quant_body.hpp, SelectByCode), so the bits are the element body's; P2 compares it with the
-// strided path, which selects element by element. fp32 words keep the compiled loop's gathers.
+// 8-bit dequantize's selection on the CPU into 16-bit words (f16, bf16), where the scalar selection
+// makes one table load per code (16-bit words have no gather). With AVX-512 VBMI the block's
+// 256-entry table is split once into two byte planes (low and high bytes, four registers each), and
+// every 64 codes become 64 outputs through two byte permutes (vpermt2b) per plane, a blend on bit 7
+// and two unpacks: about half the work of the word permutes. With AVX-512 BW alone, and for a last 32
+// codes, 32 codes take four word permutes (vpermt2w), one per quarter of the table, and three blends
+// on each code's bits 6 and 7. Both only move the table's words (quant_body.hpp, SelectByCode), so
+// the bits are the element body's: code_outputs_tests compares them with SelectByCode at every count,
+// P2 with the strided path, which selects element by element. fp32 words keep the compiled loop's
+// gathers.
 #include <cstdint>
 
 #include "bitparity/kernels/quant_body.hpp"

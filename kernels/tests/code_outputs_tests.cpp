@@ -2,7 +2,9 @@
 // round-to-odd product is taken toward zero, the body's from the product to nearest. They must give
 // the body's words: for every registered map at absmaxes across fp32's range (the edges where the
 // error term stops being exact, subnormals, infinity, NaN), and through the launcher against the
-// strided path, which computes element by element.
+// strided path, which computes element by element. The selection of each code's word from that
+// table (code_select_cpu.hpp) must move the words as SelectByCode does, at every count: its byte
+// planes take 64 codes at a time, word permutes the next 32, the body the rest.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +17,7 @@
 #include "bitparity/kernels/quant_body.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "code_outputs_cpu.hpp"
+#include "code_select_cpu.hpp"
 
 namespace bitparity {
 namespace {
@@ -92,6 +95,23 @@ TEST(CodeOutputs, VectorTableRoundsNearMidpointsAsTheBody) {
 
 // The launcher (the vector table where the CPU has it) against a stride-2 output (the element
 // loop), over blocks whose absmaxes cross fp32's range, bf16's fp32-lane limit and non-finite values.
+TEST(CodeOutputs, VectorSelectionMovesTheTablesWordsAtEveryCount) {
+  std::mt19937 rng(20261129);
+  std::uint16_t of_code[256];
+  for (auto& word : of_code) word = static_cast<std::uint16_t>(rng());
+  std::vector<std::uint8_t> codes(600);
+  for (auto& code : codes) code = static_cast<std::uint8_t>(rng());
+  for (int code = 0; code < 256; ++code) codes[static_cast<std::size_t>(code)] = static_cast<std::uint8_t>(255 - code);
+  for (std::int64_t count = 0; count <= 600; ++count) {
+    std::vector<std::uint16_t> expected(static_cast<std::size_t>(count) + 1, 0xBEEF), got = expected;
+    SelectByCode{}(of_code, codes.data(), expected.data(), count);
+    cpu::SelectByCodeVector{}(of_code, codes.data(), got.data(), count);
+    for (std::int64_t i = 0; i <= count; ++i) {  // the word past the end stays
+      ASSERT_EQ(got[static_cast<std::size_t>(i)], expected[static_cast<std::size_t>(i)]) << "count " << count << " element " << i;
+    }
+  }
+}
+
 TEST(CodeOutputs, LauncherGivesTheStridedPathsOutputs) {
   const std::int64_t blocksize = 256;
   const std::vector<float> absmaxes = edge_absmaxes();
