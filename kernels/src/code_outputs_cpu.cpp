@@ -46,8 +46,15 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i bf16_in_high_halves(_
 // spans two stores waits for them to retire instead of taking their data.
 template <bool AbsmaxFinite>
 __attribute__((target("avx512f,avx512bw"))) void outputs_of_codes_of(const float* code_values, float absmax, bool half,
-                                                                    std::uint16_t* of_code) {
+                                                                    std::uint16_t* of_code, int codes) {
   const __m512 scale = _mm512_set1_ps(absmax);
+  if (codes == 16) {  // a 4-bit map's
+    const __m512 odd = odd_products<AbsmaxFinite>(code_values, scale);
+    const __m256i words = half ? _mm512_cvtps_ph(odd, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+                               : _mm512_cvtepi32_epi16(_mm512_srli_epi32(bf16_in_high_halves(odd), 16));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(of_code), words);
+    return;
+  }
   alignas(64) static constexpr std::uint16_t kHighWords[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21,
                                                                23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43,
                                                                45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
@@ -69,17 +76,17 @@ __attribute__((target("avx512f,avx512bw"))) void outputs_of_codes_of(const float
 
 }  // namespace
 
-void outputs_of_codes_avx512(const float* code_values, float absmax, bool half, std::uint16_t* of_code) {
+void outputs_of_codes_avx512(const float* code_values, float absmax, bool half, std::uint16_t* of_code, int codes) {
   if (std::isfinite(absmax)) {
-    outputs_of_codes_of<true>(code_values, absmax, half, of_code);
+    outputs_of_codes_of<true>(code_values, absmax, half, of_code, codes);
   } else {
-    outputs_of_codes_of<false>(code_values, absmax, half, of_code);
+    outputs_of_codes_of<false>(code_values, absmax, half, of_code, codes);
   }
 }
 
 #else
 
-void outputs_of_codes_avx512(const float*, float, bool, std::uint16_t*) {}
+void outputs_of_codes_avx512(const float*, float, bool, std::uint16_t*, int) {}
 
 #endif
 

@@ -1,5 +1,6 @@
 #pragma once
-// An 8-bit dequantize block's table of 256 f16 or bf16 outputs (OutputsOfCodes) in AVX-512 lanes.
+// A dequantize block's table of f16 or bf16 outputs (OutputsOfCodes: 256 for 8-bit codes, 16 for 4-bit)
+// in AVX-512 lanes.
 // The body rounds each product to odd from the round-to-nearest product and its fma error term, in
 // about a dozen operations, then narrows in a second loop. Here the product is taken toward zero
 // (embedded rounding), the error term of that product says whether it was inexact, and the last bit
@@ -14,21 +15,23 @@
 
 namespace bitparity::cpu {
 
-// The 256 outputs of `code_values` times `absmax`, as f16 (half) or bf16 words; NaN products as the
-// canonical NaN. Only where cpu_has_avx512bw() and, for bf16, products_round_in_fp32.
-void outputs_of_codes_avx512(const float* code_values, float absmax, bool half, std::uint16_t* of_code);
+// The outputs of the first `codes` (256 or 16) `code_values` times `absmax`, as f16 (half) or bf16
+// words; NaN products as the canonical NaN. Only where cpu_has_avx512bw() and, for bf16,
+// products_round_in_fp32.
+void outputs_of_codes_avx512(const float* code_values, float absmax, bool half, std::uint16_t* of_code, int codes = 256);
 
 // The launcher's table: the vector one for 16-bit words where it applies, the body's otherwise.
 struct OutputsOfCodesVector {
   template <DType D, class HalfRuns>
-  void compute(const CodeTable& table, float absmax, OutputWord<D>* of_code, const HalfRuns& halves) const {
+  void compute(const CodeTable& table, float absmax, OutputWord<D>* of_code, const HalfRuns& halves,
+               int codes = 256) const {
     if constexpr (D != DType::f32) {
       if (cpu_has_avx512bw() && products_round_in_fp32<D>(table, absmax)) {
-        outputs_of_codes_avx512(table.code_values, absmax, D == DType::f16, of_code);
+        outputs_of_codes_avx512(table.code_values, absmax, D == DType::f16, of_code, codes);
         return;
       }
     }
-    OutputsOfCodes{}.compute<D>(table, absmax, of_code, halves);
+    OutputsOfCodes{}.compute<D>(table, absmax, of_code, halves, codes);
   }
 };
 

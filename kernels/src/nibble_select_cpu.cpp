@@ -3,6 +3,11 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 warns about the intrinsics' own undefined pass-through operands (input_keys_cpu.cpp).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #endif
 
@@ -22,8 +27,11 @@ using Floats16 = float __attribute__((vector_size(64)));
 __attribute__((target("arch=x86-64-v4"))) std::int64_t select_by_nibbles_avx512(const std::uint16_t* of_code,
                                                                                const std::uint8_t* codes,
                                                                                std::uint16_t* out, std::int64_t bytes) {
-  Words32 table;  // the 16 words twice: a permute index is taken modulo 32
-  for (int i = 0; i < 32; ++i) table[i] = of_code[i & 15];
+  // The 16 words twice (a permute index is taken modulo 32), by one load and a broadcast: built
+  // word by word, the table's load waited for 32 stores to retire, half of a 4-bit f16 block's time.
+  Words32 table;
+  const __m512i twice = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(of_code)));
+  std::memcpy(&table, &twice, sizeof table);
   // Output 2j takes byte j's high nibble, output 2j + 1 its low one.
   constexpr Words32 first_half = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
                                   8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};

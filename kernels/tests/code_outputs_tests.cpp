@@ -1,14 +1,16 @@
-// An 8-bit dequantize block's table of 256 outputs in AVX-512 lanes (code_outputs_cpu.hpp): its
-// round-to-odd product is taken toward zero, the body's from the product to nearest. They must give
-// the body's words: for every registered map at absmaxes across fp32's range (the edges where the
-// error term stops being exact, subnormals, infinity, NaN), and through the launcher against the
-// strided path, which computes element by element. The selection of each code's word from that
+// A dequantize block's table of outputs in AVX-512 lanes (code_outputs_cpu.hpp; 256 for an 8-bit map,
+// 16 for a 4-bit one): its round-to-odd product is taken toward zero, the body's from the product to
+// nearest. They must give the body's words: for every registered map at absmaxes across fp32's
+// range (the edges where the error term stops being exact, subnormals, infinity, NaN), and through
+// the launcher against the strided path, which computes element by element. The selection of each code's word from that
 // table (code_select_cpu.hpp) must move the words as SelectByCode does, at every count: its byte
-// planes take 64 codes at a time, word permutes the next 32, the body the rest.
+// planes take 64 codes at a time, word permutes the next 32, the body the rest; 4-bit codes' vector
+// selections (nibble_select_cpu.hpp) likewise against SelectByNibbles.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -18,6 +20,7 @@
 #include "bitparity/kernels/quantize.hpp"
 #include "code_outputs_cpu.hpp"
 #include "code_select_cpu.hpp"
+#include "nibble_select_cpu.hpp"
 
 namespace bitparity {
 namespace {
@@ -36,10 +39,12 @@ std::vector<float> edge_absmaxes() {
 template <DType D>
 void expect_vector_table_equals_body(const CodeTable& table, std::string_view name, float absmax) {
   if (!products_round_in_fp32<D>(table, absmax)) return;  // the launcher keeps the body's table there
-  std::uint16_t expected[256], got[256];
-  OutputsOfCodes{}.compute<D>(table, absmax, expected, HalfRunsByElement{});
-  cpu::outputs_of_codes_avx512(table.code_values, absmax, D == DType::f16, got);
-  for (int code = 0; code < 256; ++code) {
+  const int codes = table.bits == 8 ? 256 : 16;
+  std::uint16_t expected[257], got[257];
+  expected[codes] = got[codes] = 0xBEEF;  // the word past the table stays
+  OutputsOfCodes{}.compute<D>(table, absmax, expected, HalfRunsByElement{}, codes);
+  cpu::outputs_of_codes_avx512(table.code_values, absmax, D == DType::f16, got, codes);
+  for (int code = 0; code <= codes; ++code) {
     ASSERT_EQ(got[code], expected[code]) << name << " " << dtype_name(D) << " absmax " << std::hexfloat << absmax
                                          << " code " << std::dec << code << " value " << std::hexfloat
                                          << table.code_values[code];
@@ -50,7 +55,6 @@ TEST(CodeOutputs, VectorTableEqualsTheBodysForEveryMapAndAbsmax) {
   if (!cpu::cpu_has_avx512bw()) GTEST_SKIP() << "no AVX-512 BW on this CPU: the launcher keeps the body's table";
   int bf16_tables = 0;
   for (const auto& info : quant_formats()) {
-    if (info.bits != 8) continue;
     const CodeTable& table = code_table(info.format);
     for (const float absmax : edge_absmaxes()) {
       expect_vector_table_equals_body<DType::f16>(table, info.name, absmax);
@@ -112,6 +116,47 @@ TEST(CodeOutputs, VectorSelectionMovesTheTablesWordsAtEveryCount) {
   }
 }
 
+// Each 4-bit selection the CPU has, on every count of code bytes from 0 to 300, against
+// SelectByNibbles; the output word past the end stays.
+template <class Word, class Vector>
+void expect_nibble_selection_moves_words(const Word (&of_code)[16], const std::vector<std::uint8_t>& codes,
+                                         const Vector& vector_selection, const char* name) {
+  for (std::int64_t bytes = 0; bytes <= 300; ++bytes) {
+    std::vector<Word> expected(static_cast<std::size_t>(2 * bytes + 1), Word{7}), got = expected;
+    SelectByNibbles{}(of_code, codes.data(), expected.data(), bytes);
+    const std::int64_t done = vector_selection(of_code, codes.data(), got.data(), bytes);
+    SelectByNibbles{}(of_code, codes.data() + done, got.data() + 2 * done, bytes - done);
+    for (std::int64_t i = 0; i <= 2 * bytes; ++i) {
+      ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(i)], &expected[static_cast<std::size_t>(i)], sizeof(Word)), 0)
+          << name << " bytes " << bytes << " element " << i;
+    }
+  }
+}
+
+TEST(CodeOutputs, VectorNibbleSelectionsMoveTheTablesWordsAtEveryCount) {
+  if (!cpu::cpu_has_avx512bw() && !cpu::cpu_has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU: SelectByNibbles alone";
+  std::mt19937 rng(20261130);
+  std::uint16_t words[16];
+  float floats[16];
+  for (int code = 0; code < 16; ++code) {
+    words[code] = static_cast<std::uint16_t>(rng());
+    floats[code] = float_from_bits(static_cast<std::uint32_t>(rng()));
+  }
+  std::vector<std::uint8_t> codes(300);
+  for (auto& code : codes) code = static_cast<std::uint8_t>(rng());
+  for (int byte = 0; byte < 256; ++byte) codes[static_cast<std::size_t>(byte)] = static_cast<std::uint8_t>(byte);
+  using WordSelection = std::int64_t (*)(const std::uint16_t*, const std::uint8_t*, std::uint16_t*, std::int64_t);
+  using FloatSelection = std::int64_t (*)(const float*, const std::uint8_t*, float*, std::int64_t);
+  if (cpu::cpu_has_avx512bw()) {
+    expect_nibble_selection_moves_words(words, codes, static_cast<WordSelection>(cpu::select_by_nibbles_avx512), "avx512 words");
+    expect_nibble_selection_moves_words(floats, codes, static_cast<FloatSelection>(cpu::select_by_nibbles_avx512), "avx512 fp32");
+  }
+  if (cpu::cpu_has_avx2()) {
+    expect_nibble_selection_moves_words(words, codes, static_cast<WordSelection>(cpu::select_by_nibbles_avx2), "avx2 words");
+    expect_nibble_selection_moves_words(floats, codes, static_cast<FloatSelection>(cpu::select_by_nibbles_avx2), "avx2 fp32");
+  }
+}
+
 TEST(CodeOutputs, LauncherGivesTheStridedPathsOutputs) {
   const std::int64_t blocksize = 256;
   const std::vector<float> absmaxes = edge_absmaxes();
@@ -120,7 +165,6 @@ TEST(CodeOutputs, LauncherGivesTheStridedPathsOutputs) {
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 97 + i / 256) % 256);
   for (const auto& info : quant_formats()) {
-    if (info.bits != 8) continue;
     for (const DType dtype : {DType::f16, DType::bf16}) {
       const auto run = [&](bool strided) {
         std::vector<std::uint16_t> out(static_cast<std::size_t>(strided ? 2 * n : n), 0x1234);
@@ -129,7 +173,7 @@ TEST(CodeOutputs, LauncherGivesTheStridedPathsOutputs) {
         p.absmax = absmaxes.data();
         p.numel = n;
         p.blocksize = blocksize;
-        p.bits = 8;
+        p.bits = info.bits;
         p.output = out.data();
         p.output_dtype = dtype;
         p.output_index = strided ? make_index({n}, {2}, 0) : make_index({n}, {1}, 0);

@@ -514,13 +514,17 @@ BP_HD void dequantize_group(const CodeTable& table, const float* code_values, co
   }
 }
 
-// A block's table of 256 outputs, one per code of an 8-bit map: dequantized_of_values of every code
-// value. A launcher may pass its own (the CPU's vector lanes): it must give these words.
+// A block's table of outputs, one per code: 256 for an 8-bit map, 16 for a 4-bit one. An element's
+// output is a function of its code and the block's absmax alone, so this is the element body's
+// rounding run per code (dequantized_of_values of every code value, in fp32 lanes where the block
+// allows: the exact double product rounded in software took most of a 256-element block's time into
+// f16). A launcher may pass its own (the CPU's vector lanes): it must give these words.
 struct OutputsOfCodes {
   template <DType D, class HalfRuns>
-  BP_HD void compute(const CodeTable& table, float absmax, OutputWord<D>* of_code, const HalfRuns& halves) const {
+  BP_HD void compute(const CodeTable& table, float absmax, OutputWord<D>* of_code, const HalfRuns& halves,
+                     int codes = 256) const {
     const float* const code_values = table.code_values;
-    dequantized_of_values<D>(table, [&](std::int64_t code) { return code_values[code]; }, of_code, absmax, 256,
+    dequantized_of_values<D>(table, [&](std::int64_t code) { return code_values[code]; }, of_code, absmax, codes,
                              halves);
   }
 };
@@ -558,19 +562,8 @@ BP_HD void dequantize_contiguous(const CodeTable& table, const std::uint8_t* __r
                            end - begin, halves);
 }
 
-// The output of each of the 16 codes of a 4-bit map in a block with this absmax: an element's output
-// is a function of its code and the block's absmax alone, so this is the element body's rounding,
-// run per code (dequantized_of_values, in fp32 lanes where the block allows, as the 8-bit table is:
-// the exact double product rounded in software took most of a 256-element block's time into f16).
-template <DType D, class HalfRuns = HalfRunsByElement>
-BP_HD void dequantized_of_each_code(const CodeTable& table, float absmax, OutputWord<D>* of_code,
-                                    const HalfRuns& halves = {}) {
-  const float* const code_values = table.code_values;
-  dequantized_of_values<D>(table, [&](std::int64_t code) { return code_values[code]; }, of_code, absmax, 16, halves);
-}
-
-// Outputs of `bytes` whole bytes of 4-bit codes (high nibble first), selected from the table of
-// dequantized_of_each_code. Launchers may pass another selection (the CPU's vector permutes): it
+// Outputs of `bytes` whole bytes of 4-bit codes (high nibble first), selected from the block's table
+// of 16 (OutputsOfCodes). Launchers may pass another selection (the CPU's vector permutes): it
 // only moves the table's words, so the bits are the element body's either way.
 struct SelectByNibbles {
   template <class Word>
@@ -586,13 +579,13 @@ struct SelectByNibbles {
 
 // The same for 4-bit codes, two elements per byte, from an even `begin`: the block's 16 outputs
 // once, then a selection over whole bytes; the odd last element of a tensor is taken alone.
-template <DType D, class Select, class HalfRuns = HalfRunsByElement>
+template <DType D, class Select, class HalfRuns = HalfRunsByElement, class OfCodes = OutputsOfCodes>
 BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8_t* __restrict codes,
                                         void* __restrict output, std::int64_t output_offset, float absmax,
                                         std::int64_t begin, std::int64_t end, const Select& select,
-                                        const HalfRuns& halves = {}) {
+                                        const HalfRuns& halves = {}, const OfCodes& of_codes = {}) {
   OutputWord<D> of_code[16];
-  dequantized_of_each_code<D>(table, absmax, of_code, halves);
+  of_codes.template compute<D>(table, absmax, of_code, halves, 16);
   const std::int64_t first_byte = begin / 2;
   const std::int64_t whole_bytes = (end - begin) / 2;
   OutputWord<D>* const out = static_cast<OutputWord<D>*>(output) + output_offset + begin;
@@ -603,7 +596,7 @@ BP_HD void dequantize_contiguous_packed(const CodeTable& table, const std::uint8
 // The whole of one block on one thread (the CPU launcher's unit of work), writing output dtype D.
 // `select` and `select_code` pick 4-bit and 8-bit outputs from the block's table (SelectByNibbles,
 // SelectByCode, or a launcher's own), `halves` narrows f16 runs (HalfRunsByElement, or its own),
-// `of_codes` computes an 8-bit block's table (OutputsOfCodes, or the launcher's own).
+// `of_codes` computes a block's table (OutputsOfCodes, or the launcher's own).
 template <DType D, class Select = SelectByNibbles, class HalfRuns = HalfRunsByElement, class SelectCode = SelectByCode,
           class OfCodes = OutputsOfCodes>
 BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, std::int64_t block,
@@ -620,7 +613,7 @@ BP_HD void dequantize_block(const CodeTable& table, const DequantizeParams& p, s
     }
     if (begin % 2 == 0) {  // every block of a valid (even) block size starts on a byte
       dequantize_contiguous_packed<D>(table, p.codes, p.output, p.output_index.offset, absmax, begin, end, select,
-                                      halves);
+                                      halves, of_codes);
       return;
     }
   }
