@@ -83,14 +83,14 @@ __attribute__((target("arch=x86-64-v3"))) inline __m256i nibbles_in_output_order
 __attribute__((target("arch=x86-64-v3"))) std::int64_t select_by_nibbles_avx2(const std::uint16_t* of_code,
                                                                              const std::uint8_t* codes,
                                                                              std::uint16_t* out, std::int64_t bytes) {
-  // The table's low and high bytes as two 16-byte shuffle tables, in both 128-bit lanes.
-  alignas(16) std::uint8_t low_bytes[16], high_bytes[16];
-  for (int i = 0; i < 16; ++i) {
-    low_bytes[i] = static_cast<std::uint8_t>(of_code[i] & 0xFF);
-    high_bytes[i] = static_cast<std::uint8_t>(of_code[i] >> 8);
-  }
-  const __m256i low_table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(low_bytes)));
-  const __m256i high_table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(high_bytes)));
+  // The table's low and high bytes as two 16-byte shuffle tables, in both 128-bit lanes, split in
+  // registers (a byte shuffle per lane, then the lanes' halves gathered): built byte by byte in
+  // memory, their loads would wait for the stores to retire (select_by_nibbles_avx512).
+  const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(of_code));
+  const __m256i split = _mm256_shuffle_epi8(
+      words, _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+  const __m256i low_table = _mm256_permute4x64_epi64(split, 0x88);  // quadwords 0, 2, 0, 2
+  const __m256i high_table = _mm256_permute4x64_epi64(split, 0xDD);  // quadwords 1, 3, 1, 3
   std::int64_t j = 0;
   for (; j + 16 <= bytes; j += 16) {
     const __m256i index = nibbles_in_output_order(codes + j);
