@@ -415,7 +415,7 @@ void ShardedOptimizer::step_group(std::size_t g, std::int64_t step) {
         float total = 0.0f;
         for (int r = 0; r < world; ++r) total += all[static_cast<std::size_t>(r) * sums.size() + k];
         sums[k] = ExactSquareSum{};
-        sums[k].add_exact(std::isfinite(total) ? static_cast<double>(total) : 0x1p300);
+        sums[k].add_fp32(total);
       }
     } else {
       communicator_.all_reduce(sums.data(), sums.size());

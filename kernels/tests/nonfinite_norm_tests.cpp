@@ -35,6 +35,22 @@ TEST(ExactSquareSumNonFinite, ANaNWinsOverAnInfinity) {
   EXPECT_TRUE(std::isnan(with_inf.to_double()));
 }
 
+// A sum already rounded to fp32 (fault injection's) keeps its kind as a term's does, so a piece's
+// overflowed sum merges into an infinite total, not a finite stand-in.
+TEST(ExactSquareSumNonFinite, AnFp32SumIsAddedAsExactOrAsItsKind) {
+  ExactSquareSum finite, infinite, nan;
+  finite.add_fp32(0x1.8p-3f);
+  EXPECT_EQ(finite.special, 0u);
+  EXPECT_EQ(finite.to_double(), 0.1875);
+  infinite.add_fp32(kInf);
+  infinite.merge(finite);
+  EXPECT_EQ(infinite.special, ExactSquareSum::kInfinity);
+  EXPECT_EQ(infinite.to_double(), INFINITY);
+  nan.add_fp32(NAN);
+  EXPECT_EQ(nan.special, ExactSquareSum::kNaN);
+  EXPECT_TRUE(std::isnan(nan.to_double()));
+}
+
 TEST(ExactSquareSumNonFinite, TheLargestFiniteSquareStaysFinite) {
   ExactSquareSum sum;
   sum.add_square(std::numeric_limits<float>::max());

@@ -30,13 +30,22 @@ struct ExactSquareSum {
     }
   }
 
-  BP_HD void add_square(float x) {
+  // Records x's kind where it is infinite or NaN; false there.
+  BP_HD bool finite_or_recorded(float x) {
     const std::uint32_t magnitude = float_bits(x) & 0x7FFFFFFFu;
-    if (magnitude >= 0x7F800000u) {
-      special |= magnitude == 0x7F800000u ? kInfinity : kNaN;
-      return;
-    }
-    add_exact(static_cast<double>(x) * static_cast<double>(x));  // the square is exact
+    if (magnitude < 0x7F800000u) return true;
+    special |= magnitude == 0x7F800000u ? kInfinity : kNaN;
+    return false;
+  }
+
+  BP_HD void add_square(float x) {
+    if (finite_or_recorded(x)) add_exact(static_cast<double>(x) * static_cast<double>(x));  // the square is exact
+  }
+
+  // An fp32 value >= 0 taken as exact, or its kind where it is infinite or NaN: a sum of squares
+  // already rounded to fp32, as fault injection adds one (it overflows as floating point does).
+  BP_HD void add_fp32(float x) {
+    if (finite_or_recorded(x)) add_exact(static_cast<double>(x));
   }
 
   // A finite double >= 0 whose lowest significand bit is at or above the unit 2^-352 (any square of
