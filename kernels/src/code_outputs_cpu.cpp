@@ -17,9 +17,9 @@ namespace bitparity::cpu {
 namespace {
 
 // Round-to-odd products of 16 code values, NaN as the canonical fp32 NaN (which narrows to the
-// canonical f16 and bf16 NaNs). Code values are finite (quant_tables.cpp), so only a NaN or infinite
-// absmax (infinity times a zero code) gives a NaN product: blocks of finite absmax skip the check.
-// A product past fp32's range rounds toward zero to the largest finite value, never to infinity.
+// canonical f16 and bf16 NaNs). Code values are finite and in [-1, 1] (quant_tables.cpp), so a
+// finite absmax gives finite products: only a NaN or infinite one (infinity times a zero code) gives
+// a NaN, and blocks of finite absmax skip the check.
 template <bool AbsmaxFinite>
 __attribute__((target("avx512f,avx512bw"))) inline __m512 odd_products(const float* code_values, __m512 scale) {
   const __m512 value = _mm512_loadu_ps(code_values);

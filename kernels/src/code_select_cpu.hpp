@@ -1,6 +1,7 @@
 #pragma once
 // 8-bit dequantize's selection on the CPU into 16-bit words (f16, bf16), where the scalar selection
-// makes one table load per code (16-bit words have no gather). With AVX-512 VBMI the block's
+// makes one table load per code (16-bit words have no gather). With AVX-512 VBMI (taken where
+// cpu_has_avx512vbmi2, the key paths' gate, which asks for VBMI too) the block's
 // 256-entry table is split once into two byte planes (low and high bytes, four registers each), and
 // every 64 codes become 64 outputs through two byte permutes (vpermt2b) per plane, a blend on bit 7
 // and two unpacks: about half the work of the word permutes. With AVX-512 BW alone, and for a last 32

@@ -87,8 +87,8 @@ __attribute__((target("arch=x86-64-v3"))) std::int64_t select_by_nibbles_avx2(co
   // registers (a byte shuffle per lane, then the lanes' halves gathered): built byte by byte in
   // memory, their loads would wait for the stores to retire (select_by_nibbles_avx512).
   const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(of_code));
-  const __m256i split = _mm256_shuffle_epi8(
-      words, _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+  const __m256i split = _mm256_shuffle_epi8(words, _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2,
+                                                                    4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
   const __m256i low_table = _mm256_permute4x64_epi64(split, 0x88);  // quadwords 0, 2, 0, 2
   const __m256i high_table = _mm256_permute4x64_epi64(split, 0xDD);  // quadwords 1, 3, 1, 3
   std::int64_t j = 0;
