@@ -274,13 +274,22 @@ BP_HD std::uint8_t quantize_packed_byte(const CodeTable& table, const QuantizePa
 }
 
 // The scan of elements [begin, end) of a contiguous input: scan_element's result, computed on bit
-// patterns so that the loop vectorizes. A finite magnitude's bits order as its value, so the
-// largest bits are the absmax; a magnitude at or above infinity's bits is NaN or infinity.
+// patterns so that the loops vectorize. A finite magnitude's bits order as its value, so the
+// largest bits are the absmax; a magnitude at or above infinity's bits is NaN or infinity. The
+// largest of all magnitudes comes first, two operations per element: below infinity it is the
+// absmax. Only a block holding a NaN or infinity takes the second loop, which leaves those out
+// (with the second loop alone, the 8-bit step ran 5-7 % slower on AVX-512).
 template <DType D>
 BP_HD BlockScan scan_contiguous(const void* __restrict input, std::int64_t offset, std::int64_t begin,
                                 std::int64_t end) {
   constexpr std::uint32_t kInfinityBits = 0x7F800000u;
   std::uint32_t largest = 0;
+  for (std::int64_t i = begin; i < end; ++i) {
+    const std::uint32_t magnitude = float_bits(load_as<D>(input, offset + i)) & 0x7FFFFFFFu;
+    largest = largest > magnitude ? largest : magnitude;
+  }
+  if (largest < kInfinityBits) return BlockScan{float_from_bits(largest), false};
+  largest = 0;
   std::uint32_t nonfinite = 0;
   for (std::int64_t i = begin; i < end; ++i) {
     const std::uint32_t magnitude = float_bits(load_as<D>(input, offset + i)) & 0x7FFFFFFFu;
