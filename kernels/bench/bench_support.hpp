@@ -147,8 +147,9 @@ class DeviceBuffers {
     return aligned_to_64(host_.back().data());
   }
   // Host buffers start on a 64-byte line, as a tensor allocator's do (PyTorch's CPU allocator aligns
-  // to 64). The vector's own start is 16 bytes off a line, which split every 64-byte load and store
-  // of the launchers across two lines: a cost that aligned tensors do not pay.
+  // to 64). A vector's start is only 16-byte aligned (a large one's is 16 bytes past a page), which
+  // split every 64-byte load and store of the launchers across two lines: a cost that aligned
+  // tensors do not pay.
   static std::uint8_t* aligned_to_64(std::uint8_t* data) {
     return data + ((64 - reinterpret_cast<std::uintptr_t>(data) % 64) % 64);
   }
