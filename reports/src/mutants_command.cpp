@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -98,12 +101,14 @@ int run_mutants_command(const MutantsCommand& command) {
   std::fflush(stdout);
   nlohmann::json list = nlohmann::json::array();
   int survivors = 0, harness_errors = 0, killed = 0, not_run = 0;
+  std::vector<std::pair<double, std::string>> kill_seconds;  // design.md: each under 30 s, the median under 2 s
   Progress progress("mutants", static_cast<std::int64_t>(chosen.size()));
   // Prints and records one hunt; false once the run was interrupted.
   auto record = [&](const std::string& name, const std::string& description, const std::string& killer, const Outcome& hunt,
                     const nlohmann::json& over_ranks) {
     if (hunt.killed) {
       ++killed;
+      kill_seconds.emplace_back(hunt.seconds, name);
       std::printf("KILLED   %-30s by %-24s (expected %s) in %6.2f s on %s\n  %s\n  replay: %s\n\n", name.c_str(), hunt.property.c_str(),
                   killer.c_str(), hunt.seconds, hunt.target.c_str(), hunt.counterexample.c_str(), hunt.replay.c_str());
     } else if (hunt.harness_error && hunt.property.empty()) {
@@ -175,11 +180,21 @@ int run_mutants_command(const MutantsCommand& command) {
     std::printf(", %d not run (%s)", not_run, names.c_str());
   }
   std::printf("\n");
+  nlohmann::json kill_times = nullptr;
+  if (!kill_seconds.empty()) {
+    std::sort(kill_seconds.begin(), kill_seconds.end());
+    const std::size_t n = kill_seconds.size();
+    const double median = n % 2 == 1 ? kill_seconds[n / 2].first : (kill_seconds[n / 2 - 1].first + kill_seconds[n / 2].first) / 2;
+    std::printf("kill times: median %.2f s, slowest %.2f s (%s), over %zu kills\n", median, kill_seconds.back().first,
+                kill_seconds.back().second.c_str(), n);
+    kill_times = {{"median", median}, {"slowest", kill_seconds.back().first}, {"slowest_mutant", kill_seconds.back().second}};
+  }
   if (command.json_given) {
     nlohmann::json document = {{"schema", "bitparity.mutants/3"},
                                {"bitparity", version_string()},
                                {"seed", command.seed},
                                {"complete", complete},
+                               {"kill_seconds", kill_times},
                                {"mutants", list}};
     if (interrupted()) document["interrupted"] = interrupt_name();
     write_result_file(command.json_path, document.dump(2) + "\n");

@@ -17,12 +17,16 @@ if [ "$mode" = real ]; then
   code=$?
   grep -E "^(KILLED|SURVIVED|HARNESS)" "$work/out.txt"
   [ "$code" -eq 0 ] || { cat "$work/out.txt"; fail "exit $code"; }
+  grep -q "^kill times: median .* over 3 kills$" "$work/out.txt" || { cat "$work/out.txt"; fail "no kill-time summary"; }
   python3 - "$work/m.json" <<'EOF' || fail "the hunts over ranks are not recorded as kills by their property"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "bitparity.mutants/3" and d["complete"], d
 expected = {"sharded-gradients-by-position": "P6", "storage-nan-canonicalising-copy": "P10", "checkpoint-maps-not-restored": "P11"}
 assert {m["name"] for m in d["mutants"]} == set(expected), d["mutants"]
+times = sorted((m["seconds"], m["name"]) for m in d["mutants"])
+k = d["kill_seconds"]
+assert k["median"] == times[1][0] and (k["slowest"], k["slowest_mutant"]) == times[-1], (k, times)
 for m in d["mutants"]:
     assert m["killed"] and not m["harness_error"] and m["over_ranks"] == 3, m
     assert m["property"] == expected[m["name"]] and "on 3 ranks" in m["target"] and m["replay"].startswith("mpirun -np 3"), m
