@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,7 @@ using namespace bitparity::reports;
 constexpr const char* kCommands[] = {"check", "fuzz", "replay", "report", "mutants", "drift", "state-plan", "sharded", "checkpoint", "list"};
 
 int refuse(const std::string& message, int code) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  print_error(message);
   return code;
 }
 
@@ -37,6 +38,9 @@ int exit_code_of(bitparity::ErrorCode code) {
 int main(int argc, char** argv) {
   // Lines reach a log (or a pipe) as they are printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  // A reader that closes stdout early (`| head`) must not end the run before its results file is
+  // written: the failed writes to stdout are ignored instead.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc > 0) program_name() = argv[0];
   install_interrupt_handlers();
   try {
@@ -63,8 +67,8 @@ int main(int argc, char** argv) {
     add_state_plan_command(app, plan);
     add_list_command(app);
     if (argc < 2) {
-      std::fprintf(stderr, "%s", app.help().c_str());
-      return refuse("a command is required: check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint or list", exit_bad_input);
+      return refuse("a command is required: check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint or list (bitparity --help)",
+                    exit_bad_input);
     }
     const std::string first = argv[1];
     if (first == "help") {
@@ -93,8 +97,9 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& version) {
       return app.exit(version);
     } catch (const CLI::ParseError& error) {
-      return refuse(std::string(error.what()) + " (bitparity " + (argc > 1 ? first : "") + " --help lists the options)",
-                    exit_bad_input);
+      // After an option of its own the program has no command to name: its own help then.
+      const std::string help = first.starts_with("-") ? "bitparity --help" : "bitparity " + first + " --help";
+      return refuse(std::string(error.what()) + " (" + help + " lists the options)", exit_bad_input);
     }
     if (app.got_subcommand("check")) return run_check_command(check);
     if (app.got_subcommand("fuzz")) return run_fuzz_command(fuzz);

@@ -519,7 +519,7 @@ namespace {
 // still unwinding to main, had printed the reason.)
 int refuse_on_every_rank(distributed::MpiWorld& world, const std::string& message) {
   if (world.rank() == 0) {
-    std::fprintf(stderr, "error: %s\n", message.c_str());
+    print_error(message);
     std::fflush(stderr);
   }
   world.mpi_communicator().barrier();

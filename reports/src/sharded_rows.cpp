@@ -317,7 +317,7 @@ std::unique_ptr<fixtures::Implementation> build_implementation(const std::string
   if (!world.communicator().all_reduce_any(!problem.empty())) return implementation;
   refusal_code = agreed_refusal_code(world, code);
   const std::string finding = lowest_rank_finding(world.communicator(), problem.empty() ? "" : "rank " + std::to_string(world.rank()) + ": " + problem);
-  if (world.rank() == 0) std::fprintf(stderr, "error: %s\n", finding.c_str());
+  if (world.rank() == 0) print_error(finding);
   return implementation;
 }
 
@@ -350,7 +350,7 @@ int choose_communicator(const ShardedPlan& plan, distributed::MpiWorld& world) {
     }
   }
   const std::string finding = lowest_rank_finding(world.communicator(), problem);
-  if (world.rank() == 0) std::fprintf(stderr, "error: %s\n", finding.c_str());
+  if (world.rank() == 0) print_error(finding);
   return agreed_refusal_code(world, code);
 }
 

@@ -29,4 +29,9 @@ class GpuMissingError : public std::runtime_error {
 // passes it on: the code is the exit status's business, the message the person's.
 inline std::string refusal_text(const Error& error) { return error.message(); }
 
+// "error: MESSAGE" on stderr as one line: control characters echoed from an argument or a file (a
+// newline in --suite, in a map's name) would break the line, or forge one of their own, so they are
+// written as escapes (\n, \t, \xNN).
+void print_error(const std::string& message);
+
 }  // namespace bitparity::reports
