@@ -139,6 +139,10 @@ const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
 
 std::span<const std::uint8_t> SafetensorsFile::bytes(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
+  if (contents.size() < 8 + header_bytes + e.end) {
+    throw Error(ErrorCode::invalid_argument, "'" + source + "' was read without its tensors (read_safetensors_header); read \"" + name +
+                                                 "\" with read_safetensors_bytes");
+  }
   return std::span<const std::uint8_t>(contents).subspan(static_cast<std::size_t>(8 + header_bytes + e.begin),
                                                         static_cast<std::size_t>(e.end - e.begin));
 }
@@ -161,26 +165,36 @@ const char* safetensors_dtype(DType dtype) {
   throw Error(ErrorCode::dtype_mismatch, std::string("safetensors has no dtype for ") + dtype_name(dtype) + "; store it as U8 bytes");
 }
 
-SafetensorsFile parse_safetensors(std::vector<std::uint8_t> contents, const std::string& source) {
+namespace {
+
+// The header length N of a file of `file_bytes` whose first 8 bytes are `first`, checked.
+std::uint64_t header_length(const std::uint8_t* first, std::uint64_t file_bytes, const std::string& source) {
+  if (file_bytes < 8) {
+    refuse(source, "it has " + std::to_string(file_bytes) + " bytes, fewer than the 8-byte header length (truncated?)");
+  }
+  const std::uint64_t n = read_u64_le(first);
+  if (n > kSafetensorsMaxHeaderBytes) refuse(source, "its header length " + std::to_string(n) + " is over the 100 MB limit");
+  if (n > file_bytes - 8) {
+    refuse(source, "its header length " + std::to_string(n) + " reaches past the end of the file (" +
+                       std::to_string(file_bytes) + " bytes; truncated?)");
+  }
+  return n;
+}
+
+// The header in `prefix` (the file's first 8 + N bytes at least), validated against a file of
+// `file_bytes`: everything parse_safetensors checks, without the tensors' bytes.
+SafetensorsFile parse_header(std::span<const std::uint8_t> prefix, std::uint64_t file_bytes, const std::string& source) {
   SafetensorsFile file;
   file.source = source;
-  if (contents.size() < 8) {
-    refuse(source, "it has " + std::to_string(contents.size()) + " bytes, fewer than the 8-byte header length (truncated?)");
-  }
-  const std::uint64_t n = read_u64_le(contents.data());
-  if (n > kSafetensorsMaxHeaderBytes) refuse(source, "its header length " + std::to_string(n) + " is over the 100 MB limit");
-  if (n > contents.size() - 8) {
-    refuse(source, "its header length " + std::to_string(n) + " reaches past the end of the file (" +
-                       std::to_string(contents.size()) + " bytes; truncated?)");
-  }
-  if (n < 2 || contents[8] != '{') refuse(source, "its header does not start with '{'");
-  const auto* header_begin = reinterpret_cast<const char*>(contents.data() + 8);
+  const std::uint64_t n = header_length(prefix.data(), file_bytes, source);
+  if (n < 2 || prefix[8] != '{') refuse(source, "its header does not start with '{'");
+  const auto* header_begin = reinterpret_cast<const char*>(prefix.data() + 8);
   const std::string_view header(header_begin, static_cast<std::size_t>(n));
   HeaderShape shape;
   if (!json::sax_parse(header, &shape, json::input_format_t::json, /*strict=*/true)) refuse(source, shape.problem);
   const json root = json::parse(header);
   if (!root.is_object()) refuse(source, "its header is not a JSON object");
-  const std::uint64_t data_bytes = contents.size() - 8 - n;
+  const std::uint64_t data_bytes = file_bytes - 8 - n;
   std::vector<std::pair<std::string, SafetensorsEntry>> by_offset;
   for (const auto& [name, value] : root.items()) {
     if (name == "__metadata__") {
@@ -216,11 +230,11 @@ SafetensorsFile parse_safetensors(std::vector<std::uint8_t> contents, const std:
                        " after the header");
   }
   file.header_bytes = n;
-  file.contents = std::move(contents);
   return file;
 }
 
-SafetensorsFile read_safetensors(const std::string& path) {
+// A regular file, or a refusal that says what the path is instead.
+void check_regular_file(const std::string& path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     throw Error(ErrorCode::invalid_argument, "'" + path + "' is a folder; give the path of a .safetensors file in it");
@@ -228,6 +242,45 @@ SafetensorsFile read_safetensors(const std::string& path) {
   if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error)) {
     throw Error(ErrorCode::invalid_argument, "'" + path + "' is not a regular file (a device or a pipe); give the path of a .safetensors file");
   }
+}
+
+}  // namespace
+
+SafetensorsFile parse_safetensors(std::vector<std::uint8_t> contents, const std::string& source) {
+  SafetensorsFile file = parse_header(contents, contents.size(), source);
+  file.contents = std::move(contents);
+  return file;
+}
+
+SafetensorsFile read_safetensors_header(const std::string& path) {
+  check_regular_file(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::invalid_argument, "cannot open '" + path + "': " + std::strerror(errno) + "; give the path of a .safetensors file");
+  std::error_code error;
+  const std::uintmax_t file_bytes = std::filesystem::file_size(path, error);
+  if (error) throw Error(ErrorCode::invalid_argument, "cannot read the size of '" + path + "': " + error.message());
+  std::vector<std::uint8_t> prefix(8, 0);
+  in.read(reinterpret_cast<char*>(prefix.data()), static_cast<std::streamsize>(std::min<std::uintmax_t>(8, file_bytes)));
+  const std::uint64_t n = header_length(prefix.data(), file_bytes, path);
+  prefix.resize(static_cast<std::size_t>(8 + n));
+  in.read(reinterpret_cast<char*>(prefix.data() + 8), static_cast<std::streamsize>(n));
+  if (!in) throw Error(ErrorCode::invalid_argument, "cannot read the header of '" + path + "' (the file changed while it was read?)");
+  return parse_header(prefix, file_bytes, path);
+}
+
+std::vector<std::uint8_t> read_safetensors_bytes(const SafetensorsFile& header, const std::string& name) {
+  const SafetensorsEntry& e = header.entry(name);
+  std::ifstream in(header.source, std::ios::binary);
+  if (!in) throw Error(ErrorCode::invalid_argument, "cannot open '" + header.source + "': " + std::strerror(errno));
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(e.end - e.begin));
+  in.seekg(static_cast<std::streamoff>(8 + header.header_bytes + e.begin));
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!in) throw Error(ErrorCode::invalid_argument, "cannot read tensor \"" + name + "\" of '" + header.source + "' (the file changed while it was read?)");
+  return bytes;
+}
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  check_regular_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::invalid_argument, "cannot open '" + path + "': " + std::strerror(errno) + "; give the path of a .safetensors file");
   std::vector<std::uint8_t> contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

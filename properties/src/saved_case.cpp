@@ -163,7 +163,7 @@ SavedCase parse_saved_case(const json& j) {
 SavedCase read_saved_case(const fs::path& path) {
   std::error_code error;
   if (!fs::is_regular_file(path, error)) throw CaseFileError(path.string() + ": not a regular file");
-  if (fs::file_size(path, error) > (std::uintmax_t{256} << 20)) throw CaseFileError(path.string() + ": larger than 256 MiB");
+  if (fs::file_size(path, error) > (std::uintmax_t{256} << 20)) throw CaseFileError(path.string() + ": larger than 256 MiB, more than a saved case can be; give a case file that bitparity fuzz saved");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CaseFileError(path.string() + ": cannot be opened");
   std::stringstream text;

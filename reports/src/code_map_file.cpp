@@ -14,6 +14,7 @@
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/text_file.hpp"
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/safetensors.hpp"
 #endif
@@ -57,13 +58,10 @@ std::uint32_t bit_pattern(const nlohmann::json& value, std::size_t index, const 
 }
 
 CodeMap read_json_map(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read the code map " + path + ": " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(path, 16 * kMiB, "a code map (a JSON list of 256 or 16 fp32 bit patterns)");
   nlohmann::json document;
   try {
-    document = nlohmann::json::parse(text.str());
+    document = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(path + " is not valid JSON (" + std::string(e.what()) + "); a code map is a list of fp32 bit patterns");
   }
@@ -98,7 +96,7 @@ CodeMap read_safetensors_map(const std::string& path, const std::string& tensor)
 #if BITPARITY_HAS_MPI
   distributed::SafetensorsFile file;
   try {
-    file = distributed::read_safetensors(path);
+    file = distributed::read_safetensors_header(path);  // the map's bytes only, not the whole file
   } catch (const Error& e) {
     throw UsageError(e.message());
   }
@@ -122,7 +120,12 @@ CodeMap read_safetensors_map(const std::string& path, const std::string& tensor)
   if (entry.dtype != "F32") throw UsageError(path + ":" + chosen + " is " + entry.dtype + "; a code map is an F32 tensor");
   CodeMap map;
   map.bits = bits_for_count(static_cast<std::size_t>(entry.numel()), path + ":" + chosen);
-  const auto bytes = file.bytes(chosen);
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes = distributed::read_safetensors_bytes(file, chosen);
+  } catch (const Error& e) {
+    throw UsageError(e.message());
+  }
   for (std::int64_t i = 0; i < entry.numel(); ++i) {
     std::uint32_t bits = 0;
     for (int b = 3; b >= 0; --b) bits = (bits << 8) | bytes[static_cast<std::size_t>(i * 4 + b)];  // little-endian

@@ -14,6 +14,7 @@
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/saved_case.hpp"
 #include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/text_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "rank_mutants.hpp"
 #include "rank_runs.hpp"
@@ -66,14 +67,8 @@ std::string fingerprint(const RankCase& saved) {
 }
 
 nlohmann::json parsed_file(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) {
-    const int error = errno;
-    throw UsageError(file.string() + ": cannot be read (" + std::strerror(error) + "); give a rank case from CORPUS/" + kRankCaseFolder);
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str(), nullptr, false);
+  const std::string text = read_text_file(file, 256 * kMiB, std::string("a rank case from CORPUS/") + kRankCaseFolder);
+  return nlohmann::json::parse(text, nullptr, false);
 }
 
 std::string text_field(const nlohmann::json& document, const char* name, const fs::path& file) {

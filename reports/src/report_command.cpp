@@ -15,6 +15,7 @@
 #include "bitparity/reports/progress.hpp"
 #include "bitparity/reports/report.hpp"
 #include "bitparity/reports/result_file.hpp"
+#include "bitparity/reports/text_file.hpp"
 
 namespace bitparity::reports {
 
@@ -22,15 +23,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-nlohmann::json read_baseline(const std::string& path) {
+nlohmann::json read_baseline(const std::string& path, const nlohmann::json& settings) {
   std::error_code error;
   if (!fs::is_regular_file(path, error)) throw UsageError("--baseline " + path + " is not a file; give an earlier report.json");
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json baseline = nlohmann::json::parse(text.str(), nullptr, false);
+  const std::string text = read_text_file(path, 256 * kMiB, "an earlier report.json (--baseline)");
+  const nlohmann::json baseline = nlohmann::json::parse(text, nullptr, false);
   if (baseline.is_discarded()) throw UsageError("--baseline " + path + " is not valid JSON; give an earlier report.json");
-  check_baseline(baseline, path);
+  check_baseline(baseline, path, settings);
   return baseline;
 }
 
@@ -98,7 +97,9 @@ int run_report_command(const ReportCommand& command) {
   } catch (const Error& refused) {
     throw UsageError("--implementation " + command.implementation + ": " + refused.what());
   }
-  const nlohmann::json baseline = command.baseline.empty() ? nlohmann::json() : read_baseline(command.baseline);
+  const nlohmann::json settings_now = {
+      {"steps", command.steps}, {"elements", command.elements}, {"blocksize", command.blocksize}, {"seed", command.seed}};
+  const nlohmann::json baseline = command.baseline.empty() ? nlohmann::json() : read_baseline(command.baseline, settings_now);
   const std::vector<std::string> devices = parity_devices(command);
   // Last: this may create the folder.
   for (const char* name : {"report.json", "report.md", "report.html"}) check_result_path("--out", (fs::path(command.out) / name).string());

@@ -28,12 +28,18 @@ double floor_of(const std::string& figure, const std::string& dtype) {
   return unit_roundoff(dtype);
 }
 
+// A text field, or "?" where it is missing or not text (keys of an edited baseline still print).
+std::string text(const nlohmann::json& object, const char* key) {
+  return object.contains(key) && object.at(key).is_string() ? object.at(key).get<std::string>() : "?";
+}
+
 std::string run_key(const nlohmann::json& run) {
-  return run.value("optimizer", "?") + "/" + run.value("dtype", "?") + (run.value("eight_bit", false) ? " 8-bit" : "");
+  const bool eight_bit = run.contains("eight_bit") && run.at("eight_bit").is_boolean() && run.at("eight_bit").get<bool>();
+  return text(run, "optimizer") + "/" + text(run, "dtype") + (eight_bit ? " 8-bit" : "");
 }
 
 std::string row_key(const nlohmann::json& row) {
-  return row.value("property", "?") + " " + row.value("format", "?") + "/" + row.value("dtype", "?");
+  return text(row, "property") + " " + text(row, "format") + "/" + text(row, "dtype");
 }
 
 double number(const nlohmann::json& object, const char* key) {
@@ -42,7 +48,22 @@ double number(const nlohmann::json& object, const char* key) {
 
 }  // namespace
 
-void check_baseline(const nlohmann::json& baseline, const std::string& path) {
+namespace {
+
+// A figure the gate reads: absent, or a finite number of at least 0 (a null, a text or a negative
+// figure would be compared as something it is not).
+void check_figure(const nlohmann::json& object, const char* key, const std::string& where, const std::string& path) {
+  if (!object.contains(key)) return;
+  const nlohmann::json& value = object.at(key);
+  if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0) {
+    throw UsageError("--baseline " + path + ": " + where + " '" + key + "' is " + value.dump() +
+                     ", not a figure of at least 0; give the unedited report.json of an earlier `bitparity report`");
+  }
+}
+
+}  // namespace
+
+void check_baseline(const nlohmann::json& baseline, const std::string& path, const nlohmann::json& settings) {
   if (!baseline.is_object() || baseline.value("schema", "") != kReportSchema) {
     throw UsageError("--baseline " + path + " is not a bitparity report (schema " + kReportSchema +
                      "); give the report.json of an earlier `bitparity report`");
@@ -52,6 +73,40 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path) {
   }
   if (!baseline.value("complete", false)) {
     throw UsageError("--baseline " + path + " is a partial report (it was interrupted); gate against a complete one");
+  }
+  // Every part the gate reads, checked now: a malformed one found after the campaign lost the run.
+  const auto malformed = [&](const std::string& what) {
+    throw UsageError("--baseline " + path + ": " + what + "; give the unedited report.json of an earlier `bitparity report`");
+  };
+  if (!baseline.at("drift").is_array()) malformed("'drift' is not a list of runs");
+  for (const auto& run : baseline.at("drift")) {
+    if (!run.is_object() || !run.contains("summary") || !run.at("summary").is_object()) malformed("a drift run has no 'summary'");
+    const std::string key = run_key(run);
+    for (const char* scope : {"final", "max"}) {
+      if (!run.at("summary").contains(scope) || !run.at("summary").at(scope).is_object()) {
+        malformed("drift run " + key + " has no summary '" + scope + "'");
+      }
+      for (const char* figure : kFigures) check_figure(run.at("summary").at(scope), figure, "drift run " + key + " " + scope, path);
+      check_figure(run.at("summary").at(scope), "nonfinite", "drift run " + key + " " + scope, path);
+    }
+  }
+  if (!baseline.at("check").is_object()) malformed("'check' is not an object");
+  if (baseline.at("check").contains("rows")) {
+    if (!baseline.at("check").at("rows").is_array()) malformed("'check' 'rows' is not a list");
+    for (const auto& row : baseline.at("check").at("rows")) {
+      if (!row.is_object()) malformed("a check row is not an object");
+      check_figure(row, "ill_conditioned", "check row " + row_key(row), path);
+      check_figure(row, "violations", "check row " + row_key(row), path);
+    }
+  }
+  // The gate compares the same deterministic runs: figures of other settings would differ anyway.
+  if (!baseline.at("settings").is_object()) malformed("'settings' is not an object");
+  const nlohmann::json& before = baseline.at("settings");
+  for (const auto& [key, now] : settings.items()) {
+    if (before.value(key, nlohmann::json()) != now) {
+      throw UsageError("--baseline " + path + " was made with " + key + " " + before.value(key, nlohmann::json()).dump() + ", this run has " +
+                       now.dump() + ": the gate compares the same runs; rerun with the baseline's settings, or make a new baseline");
+    }
   }
 }
 
@@ -68,13 +123,6 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
     for (const auto& run : baseline->at("drift")) baseline_runs[run_key(run)] = &run;
     if (baseline->at("check").contains("rows")) {
       for (const auto& row : baseline->at("check").at("rows")) baseline_rows[row_key(row)] = &row;
-    }
-    const auto& a = report.at("settings");
-    const auto& b = baseline->at("settings");
-    for (const char* key : {"steps", "elements", "blocksize", "seed"}) {
-      if (a.value(key, nlohmann::json()) != b.value(key, nlohmann::json())) {
-        unmatched.push_back(std::string("settings differ (") + key + "): figures are compared, but they measure different runs");
-      }
     }
   }
   for (auto& run : report.at("drift")) {

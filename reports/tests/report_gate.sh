@@ -69,4 +69,29 @@ echo "== a partial report is refused as a baseline"
 code=$?
 tail -n 1 "$work/x.txt"
 [ "$code" -eq 2 ] || fail "a partial baseline gave exit $code, expected 2"
+echo "== a baseline of other settings, or edited, is refused before the campaign"
+refused() {  # refused PATTERN BASELINE [STEPS]
+  local pattern=$1 baseline=$2 steps=${3:-25}
+  "$bitparity" report --out "$work/y" --steps "$steps" --elements 48 --check-cases 2 --skip-sweeps --baseline "$baseline" >"$work/y.txt" 2>&1
+  code=$?
+  [ "$code" -eq 2 ] && tail -n 1 "$work/y.txt" | grep -q "^error: .*$pattern" || { cat "$work/y.txt"; fail "not refused with '$pattern' (exit $code)"; }
+  [ ! -e "$work/y/report.json" ] || fail "the campaign ran before the refusal '$pattern'"
+}
+refused "was made with steps 25, this run has 24: the gate compares the same runs" "$work/base/report.json" 24
+edited() {  # edited NAME PYTHON: a copy of the baseline with one edit
+  python3 - "$work/base/report.json" "$work/$1.json" "$2" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(r, open(sys.argv[2], "w"))
+EOF
+}
+edited text-figure 'r["drift"][0]["summary"]["max"]["max_abs_error"] = "x"'
+refused "drift run adam/f32 max 'max_abs_error' is \"x\", not a figure of at least 0" "$work/text-figure.json"
+edited null-figure 'r["check"]["rows"][0]["ill_conditioned"] = None'
+refused "'ill_conditioned' is null, not a figure" "$work/null-figure.json"
+edited drift-text 'r["drift"] = "x"'
+refused "'drift' is not a list of runs" "$work/drift-text.json"
+edited no-summary 'del r["drift"][3]["summary"]'
+refused "a drift run has no 'summary'" "$work/no-summary.json"
 echo "report gate: passed"

@@ -31,7 +31,7 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata;
   std::map<std::string, SafetensorsEntry> tensors;
   std::uint64_t header_bytes = 0;
-  std::vector<std::uint8_t> contents;  // the whole file
+  std::vector<std::uint8_t> contents;  // the whole file (empty from read_safetensors_header)
   // A tensor's bytes; throws Error naming the file for a name it does not hold.
   std::span<const std::uint8_t> bytes(const std::string& name) const;
   const SafetensorsEntry& entry(const std::string& name) const;
@@ -42,6 +42,11 @@ class SafetensorsFile {
 SafetensorsFile parse_safetensors(std::vector<std::uint8_t> contents, const std::string& source);
 // Reads `path` and parses it; an unreadable file throws Error(invalid_argument) too.
 SafetensorsFile read_safetensors(const std::string& path);
+// Reads and checks only the header of `path` (against the file's size, as read_safetensors does),
+// so that one small tensor of a large file (a state's code map in a checkpoint of gigabytes) costs
+// its own bytes: `contents` stays empty, and read_safetensors_bytes reads a tensor's bytes.
+SafetensorsFile read_safetensors_header(const std::string& path);
+std::vector<std::uint8_t> read_safetensors_bytes(const SafetensorsFile& header, const std::string& name);
 
 struct SafetensorsTensor {
   std::string name, dtype;

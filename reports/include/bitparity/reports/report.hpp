@@ -39,8 +39,10 @@ nlohmann::json run_report_campaign(const ReportOptions& options, const ReportCal
 // baseline. Adds "gate" to the report; true when it passed. Without a baseline only the
 // violations and non-finite parameters gate.
 bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const std::string& baseline_name);
-// Throws UsageError naming what is wrong when `baseline` is not a report of this schema.
-void check_baseline(const nlohmann::json& baseline, const std::string& path);
+// Throws UsageError naming what is wrong when `baseline` is not a complete report of this schema,
+// when a part the gate reads is malformed (a figure that is not a number of at least 0), or when
+// it was made with other `settings` ({"steps", "elements", "blocksize", "seed"} of this run).
+void check_baseline(const nlohmann::json& baseline, const std::string& path, const nlohmann::json& settings);
 
 std::string report_markdown(const nlohmann::json& report);
 std::string report_html(const nlohmann::json& report);

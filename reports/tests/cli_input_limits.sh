@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Inputs found by a sweep of bad input (each failed before its fix):
+#   a newline in an argument stays inside the one error line (it was echoed raw, forging a line);
+#   a file far larger than a code map or a saved case is refused on its size, before it is read
+#   (replay read a 300 MiB file whole first, --map JSON had no limit at all);
+#   a code map in a large safetensors file costs its own bytes (the whole file was read);
+#   a reader that closes stdout early leaves the results file written (SIGPIPE ended the run);
+#   state-plan sizes whose total overflows, fuzz --jobs above the hardware threads and an unknown
+#   mutant given to check are refused (they printed negative totals, blamed a correct build for
+#   its machine's load, and called a misspelt mutant a mutant).
+#   cli_input_limits.sh BITPARITY safetensors|no-safetensors   (the reader is built with Open MPI)
+set -uo pipefail
+bitparity="$1"; safetensors="$2"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Runs a command; prints "EXIT MAXRSS_KB" (the largest resident set of the command, in KiB).
+measured() {
+  python3 - "$@" <<'EOF'
+import resource, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    code = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
+print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+EOF
+}
+
+# One line, and the newline written as \n.
+"$bitparity" check --suite $'quant\nerror: forged' >"$work/out.txt" 2>"$work/err.txt"
+code=$?
+[ "$code" -eq 2 ] || fail "newline: exit $code"
+[ "$(wc -l <"$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; fail "newline: the error is not one line"; }
+grep -q 'quant\\nerror: forged' "$work/err.txt" || { cat "$work/err.txt"; fail "newline: not escaped"; }
+
+# A 40 MiB JSON map (sparse) is refused on its size.
+truncate -s 40M "$work/huge.json"
+"$bitparity" check --suite quant --map "$work/huge.json" >"$work/out.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && tail -n 1 "$work/out.txt" | grep -q "^error: .*huge.json: 41943040 bytes, more than a code map .* can be (16 MiB)" ||
+  { cat "$work/out.txt"; fail "huge map: exit $code"; }
+
+# A 300 MiB file given to replay: refused without reading it (resident set far below its size).
+truncate -s 300M "$work/huge-case.json"
+read -r code rss < <(measured "$work/out.txt" "$bitparity" replay "$work/huge-case.json")
+[ "$code" -eq 2 ] && tail -n 1 "$work/out.txt" | grep -q "larger than 256 MiB" || { cat "$work/out.txt"; fail "huge case: exit $code"; }
+[ "$rss" -lt 150000 ] || fail "huge case: $rss KiB resident; the file was read"
+
+# A 4-bit map beside a 1 GiB tensor in one safetensors file: only the header and the map are read.
+if [ "$safetensors" = safetensors ]; then
+python3 - "$work/states.safetensors" <<'EOF'
+import json, struct, sys
+values = [-1, -0.75, -0.5, -0.375, -0.25, -0.125, -0.0625, 0, 0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 0.875, 1]
+big = 1 << 30
+header = json.dumps({"qmap": {"dtype": "F32", "shape": [16], "data_offsets": [0, 64]},
+                     "state": {"dtype": "U8", "shape": [big], "data_offsets": [64, 64 + big]}}).encode()
+header += b" " * ((8 - len(header) % 8) % 8)
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<Q", len(header)) + header + struct.pack("<16f", *values))
+    f.truncate(8 + len(header) + 64 + big)  # sparse: the state's bytes take no disk
+EOF
+read -r code rss < <(measured "$work/out.txt" "$bitparity" check --suite quant --property P7 --map "$work/states.safetensors:qmap" --cases 1)
+[ "$code" -eq 0 ] || { cat "$work/out.txt"; fail "safetensors map: exit $code"; }
+[ "$rss" -lt 400000 ] || fail "safetensors map: $rss KiB resident; the whole file was read"
+fi
+
+# stdout closed after one byte: the run ends normally and writes its results file.
+"$bitparity" check --suite quant --format nf4 --property P7 --cases 1 --json "$work/piped.json" | head -c 1 >/dev/null
+code=${PIPESTATUS[0]}
+[ "$code" -eq 0 ] || fail "closed stdout: exit $code"
+python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['complete']" "$work/piped.json" || fail "closed stdout: no results file"
+
+refused() {  # refused PATTERN ARGS...
+  local pattern=$1; shift
+  "$bitparity" "$@" >"$work/refused.txt" 2>&1
+  code=$?
+  [ "$code" -eq 2 ] && tail -n 1 "$work/refused.txt" | grep -q "^error: .*$pattern" || { cat "$work/refused.txt"; fail "not refused with '$pattern' (exit $code)"; }
+}
+refused "the --size values add up to more than 2^50 elements" state-plan --size 1125899906842624 --size 1125899906842624
+[ "$(nproc)" -ge 256 ] || refused "--jobs 256 is more than this machine's [0-9]* hardware threads" fuzz --jobs 256 --budget 1s --corpus "$work/corpus"
+refused "unknown mutant 'nosuch'; .bitparity list. names" check --implementation mutant:nosuch
+refused "mutant:ignore-strides is a mutant; check runs cpu" check --implementation mutant:ignore-strides
+echo "cli input limits: passed"
