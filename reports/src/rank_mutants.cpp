@@ -82,10 +82,17 @@ RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, 
     ++hunt.rounds;
     const RankRun round = run_over_ranks(launcher, kRankMutantWorld, args, output, deadline);
     if (round.exit_code < 0) {
-      if (interrupted()) hunt.stopped = true;
-      if (!round.failure.empty()) {
+      if (interrupted()) {
+        hunt.stopped = true;
+      } else if (!round.failure.empty()) {
         hunt.harness_error = true;
         hunt.counterexample = round.failure;
+      } else if (hunt.rounds == 1) {
+        // Stopped at the deadline before any round ended: no row says anything, so the mutant has
+        // not survived anything either.
+        hunt.harness_error = true;
+        hunt.counterexample = "the first run over ranks gave no rows within the budget (hung, or slower than --seconds allows): "
+                              "nothing was proven; raise --seconds, or see why it stalls with `" + hunt.replay + "`";
       }
       return finish();
     }

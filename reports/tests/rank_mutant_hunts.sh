@@ -3,7 +3,8 @@
 #   rank_mutant_hunts.sh BITPARITY real    three of them through the real mpirun: each killed by its property
 #   rank_mutant_hunts.sh BITPARITY judged  a stand-in launcher (BITPARITY_MPIRUN) plays the runs: a
 #                                          surviving mutant, a failure where the fault cannot reach, a
-#                                          broken run and a hung run are judged as such; refusals
+#                                          broken run and a hung run (no rows: a harness error, not a
+#                                          survivor) are judged as such; refusals
 set -uo pipefail
 bitparity="$1"; mode="$2"
 work=$(mktemp -d)
@@ -69,7 +70,9 @@ run unreached 10 1 "^HARNESS +sharded-shared-key-space +failed P2r on fp32 step 
 run broken 10 1 "^HARNESS +sharded-shared-key-space +its run broke"
 grep -q "ended with exit 5 and wrote no rows: error: the stand-in broke" "$work/broken.txt" || fail "broken: the reason is not given"
 started=$(date +%s)
-run hang 2 1 "^SURVIVED +sharded-shared-key-space"
+# A run stopped at the budget before it gave any row proved nothing: not a survivor.
+run hang 2 1 "^HARNESS +sharded-shared-key-space +its run broke"
+grep -q "the first run over ranks gave no rows within the budget" "$work/hang.txt" || fail "hang: the reason is not given"
 [ $(( $(date +%s) - started )) -le 15 ] || fail "hang: the hung run was not stopped at the budget"
 sleep 1
 pgrep -f "$work/launcher" >/dev/null && fail "hang: the hung launcher is still running"
