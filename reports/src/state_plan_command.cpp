@@ -6,6 +6,7 @@
 #include "bitparity/kernels/quantize.hpp"
 #include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/commands.hpp"
+#include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 
 namespace bitparity::reports {
@@ -29,6 +30,16 @@ int run_state_plan_command(const StatePlanCommand& command) {
   if (!command.fp32) validate_block_size(QuantFormat::dynamic8_signed, command.blocksize);
   std::vector<StatePlan> plans;
   for (std::int64_t size : command.sizes) plans.push_back(plan_state(kind, size, options));  // validates first
+  // The totals stay below 2^63 bytes where the elements stay within one tensor's limit (12 bytes of
+  // fp32 states per element at most).
+  constexpr std::int64_t kMostElements = std::int64_t{1} << 50;
+  std::int64_t sum = 0;
+  for (std::int64_t size : command.sizes) {
+    if (size > kMostElements - sum) {
+      throw UsageError("the --size values add up to more than 2^50 elements, the most one plan takes; plan the tensors in parts");
+    }
+    sum += size;
+  }
   std::int64_t total = 0, total_32 = 0, elements = 0;
   std::printf("%14s  %-6s %14s %14s\n", "elements", "path", "state bytes", "fp32 would be");
   for (std::size_t i = 0; i < plans.size(); ++i) {
