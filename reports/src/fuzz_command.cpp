@@ -8,6 +8,9 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <thread>
+
+#include <sched.h>
 
 #include "bitparity/fixtures/atomic_file.hpp"
 #include "bitparity/fixtures/implementation.hpp"
@@ -62,6 +65,13 @@ double parse_budget(const std::string& text) {
   return total;
 }
 
+// The hardware threads this process may run on (its affinity, as nproc counts them).
+int hardware_threads() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 fs::path state_path(const std::string& corpus) { return fs::path(corpus) / "fuzz-state.json"; }
 
 nlohmann::json read_state(const std::string& corpus) { return read_fuzz_state(state_path(corpus), kStateSchema, "next_visit"); }
@@ -98,6 +108,8 @@ void check_corpus(const std::string& corpus) {
   fs::create_directories(fs::path(corpus) / "cases", error);
   if (error) throw UsageError("--corpus " + corpus + ": cannot create its cases folder (" + error.message() + ")");
   check_result_path("--corpus", state_path(corpus).string());
+  // The failures found are saved in cases/: a folder that takes no file would lose them.
+  check_result_path("--corpus", (fs::path(corpus) / "cases" / "probe.json").string());
 }
 
 // Devices from --device (or cpu when neither --device nor --implementation is given), then each
@@ -280,6 +292,13 @@ int run_fuzz_command(const FuzzCommand& command) {
     if (command.visit_end > 0 && options.visits <= 0) return exit_passed;
     return run_fuzz_worker(options, command.worker, command.report_fd);
   }
+  // More workers than hardware threads wait for a core, and a worker that waits past its visit's
+  // allowance is reported hung: a failure blamed on the implementation for the machine's load.
+  const int threads = hardware_threads();
+  if (options.jobs > threads) {
+    throw UsageError("--jobs " + std::to_string(options.jobs) + " is more than this machine's " + std::to_string(threads) +
+                     " hardware threads, where waiting workers would be reported hung; use --jobs " + std::to_string(threads) + " or fewer");
+  }
   if (gpu_required(command.require_gpu)) require_usable_gpu();
   if (command.json_given) check_result_path("--json", command.json_path);
   CheckOptions every_size = selection;
@@ -311,6 +330,7 @@ int run_fuzz_command(const FuzzCommand& command) {
   std::fflush(stdout);
 
   nlohmann::json runs = state.value("runs", nlohmann::json::array());
+  std::string state_not_saved;  // the last failure to save the state, if any
   const auto save_state = [&](const FuzzTotals& totals) {
     nlohmann::json run = {{"seed", std::to_string(options.seed)}, {"first_visit", options.first_visit},
                           {"next_visit", totals.next_visit},      {"cases", totals.all.cases},
@@ -321,7 +341,9 @@ int run_fuzz_command(const FuzzCommand& command) {
     const nlohmann::json document = {{"schema", kStateSchema}, {"next_visit", totals.next_visit}, {"runs", all_runs}};
     try {
       fixtures::write_file_atomically(state_path(options.corpus).string(), document.dump(1) + "\n");
+      state_not_saved.clear();
     } catch (const fixtures::WriteFailure& error) {
+      state_not_saved = error.what();
       std::fprintf(stderr, "warning: the fuzz state was not saved: %s\n", error.what());
     }
   };
@@ -360,6 +382,18 @@ int run_fuzz_command(const FuzzCommand& command) {
     std::printf("results: %s\n", command.json_path.c_str());
   }
   if (interrupted()) return interrupted_exit_code();
+  // A failure whose case was not saved, or a state that was not, is a result lost: exit 3.
+  const auto unsaved = std::count_if(totals.failures.begin(), totals.failures.end(),
+                                     [](const nlohmann::json& failure) { return failure.contains("save_error"); });
+  if (unsaved > 0) {
+    print_error(std::to_string(unsaved) + " failing case" + (unsaved == 1 ? " was" : "s were") + " not saved in " + options.corpus +
+                "/cases (NOT SAVED above); free the disk or fix the folder, and rerun the visits shown");
+    return exit_write_failed;
+  }
+  if (!state_not_saved.empty()) {
+    print_error("the fuzz state was not saved (" + state_not_saved + "); the next run starts where the previous state left off");
+    return exit_write_failed;
+  }
   return totals.failures.empty() ? exit_passed : exit_failed;
 }
 

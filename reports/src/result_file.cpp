@@ -24,8 +24,18 @@ fs::path folder_of(const fs::path& target) { return target.has_parent_path() ? t
 
 }  // namespace
 
+namespace {
+// The options that name a folder (their results are files in it) get a folder as the example.
+std::string fix_for(const std::string& option) {
+  if (option == "--corpus") return "; give a writable folder, e.g. --corpus bitparity-corpus";
+  if (option == "--out") return "; give a writable folder, e.g. --out reports/out";
+  if (option == "--checkpoint-dir") return "; give a writable folder, e.g. --checkpoint-dir checkpoints";
+  return "; give a file path in a writable folder, e.g. " + option + " reports/out/results.json";
+}
+}  // namespace
+
 void check_result_path(const std::string& option, const std::string& path) {
-  const std::string fix = "; give a file path in a writable folder, e.g. " + option + " reports/out/results.json";
+  const std::string fix = fix_for(option);
   if (path.empty()) throw UsageError(option + " was given an empty path" + fix);
   const fs::path target(path);
   if (!target.has_filename()) throw UsageError(option + " '" + path + "' names a folder, not a file" + fix);
