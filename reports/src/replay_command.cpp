@@ -130,6 +130,19 @@ int run_replay_command(const ReplayCommand& command) {
                      " runs in one process; replay the cases over ranks alone (CORPUS/" + kRankCaseFolder + ")");
   }
   if (cases.empty() && rank_cases.empty()) throw UsageError("no case files (*.json) in " + command.paths.front() + "; save some with `bitparity fuzz --corpus DIR`");
+  // The implementation each case names must exist in this build (a device missing here is skipped
+  // later, not refused): an unknown mutant or a library that does not load is bad input.
+  if (command.implementation.empty()) {
+    for (const auto& [path, saved] : cases) {
+      try {
+        fixtures::make_implementation(saved.implementation);
+      } catch (const Error& error) {
+        if (error.code() == ErrorCode::device_unavailable) continue;
+        throw UsageError(path + ": its implementation " + saved.implementation + " cannot be made here: " + error.message() +
+                         "; fix the file, or replay it with --implementation NAME");
+      }
+    }
+  }
   const auto cpu = fixtures::make_implementation("cpu");
   nlohmann::json results = nlohmann::json::array();
   std::int64_t held = 0, kills = 0, unexpected = 0, skipped = 0, invalid = 0;
@@ -214,9 +227,17 @@ int run_replay_command(const ReplayCommand& command) {
     std::printf("results: %s\n", command.json_path.c_str());
   }
   if (interrupted()) return interrupted_exit_code();
-  if (invalid > 0) return exit_bad_input;
+  if (invalid > 0) {
+    print_error(std::to_string(invalid) + " case file" + (invalid == 1 ? " is" : "s are") +
+                " invalid (INVALID above); fix them or move them out of the corpus");
+    return exit_bad_input;
+  }
   if (unexpected > 0) return exit_failed;
-  if (skipped > 0 && gpu_required(false)) return exit_gpu_missing;
+  if (skipped > 0 && gpu_required(false)) {
+    print_error(std::to_string(skipped) + " case" + (skipped == 1 ? "" : "s") +
+                " skipped for want of a usable GPU, which BITPARITY_REQUIRE_GPU requires; run them where one is");
+    return exit_gpu_missing;
+  }
   return exit_passed;
 }
 
