@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/property.hpp"
 #include "bitparity/reports/check_run.hpp"
@@ -19,6 +20,7 @@
 #include "bitparity/reports/progress.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
+#include "rank_mutants.hpp"
 
 namespace bitparity::reports {
 
@@ -73,7 +75,12 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& requeste
     if (!device.starts_with("mutant:") && !device.starts_with("plugin:")) parse_device(device);  // names the devices
     const fixtures::ImplementationId id = fixtures::parse_implementation_id(device);
     if (id.kind == fixtures::ImplementationKind::mutant) {
-      throw UsageError("--device " + device + " is a mutant; mutants run with `bitparity mutants --only " + id.name + "`");
+      const auto& catalogue = fixtures::mutant_catalogue();
+      const bool known = std::any_of(catalogue.begin(), catalogue.end(), [&](const auto& m) { return m.name == id.name; }) ||
+                         find_rank_mutant(id.name) != nullptr;
+      if (!known) throw UsageError("unknown mutant '" + id.name + "'; `bitparity list` names the catalogued mutants");
+      throw UsageError(device + " is a mutant; check runs cpu, cuda:N, all or plugin:PATH, and mutants run with `bitparity mutants --only " +
+                       id.name + "`");
     }
     if (!id.is_device() && id.kind != fixtures::ImplementationKind::plugin) {
       throw UsageError("--device " + device + " is not a device; use cpu, cuda:N or all");
