@@ -5,6 +5,7 @@
 #   (replay read a 300 MiB file whole first, --map JSON had no limit at all);
 #   a code map in a large safetensors file costs its own bytes (the whole file was read);
 #   a reader that closes stdout early leaves the results file written (SIGPIPE ended the run);
+#   a case file naming an unknown mutant is refused before any case runs (the others ran first);
 #   state-plan sizes whose total overflows, fuzz --jobs above the hardware threads and an unknown
 #   mutant given to check are refused (they printed negative totals, blamed a correct build for
 #   its machine's load, and called a misspelt mutant a mutant).
@@ -68,6 +69,21 @@ fi
 code=${PIPESTATUS[0]}
 [ "$code" -eq 0 ] || fail "closed stdout: exit $code"
 python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['complete']" "$work/piped.json" || fail "closed stdout: no results file"
+
+# A case naming a mutant this build lacks is refused before any case runs (it ran the others first).
+corpus_case=$(dirname "$0")/../../properties/corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json
+python3 - "$corpus_case" "$work/unknown-mutant.json" <<'EOF'
+import json, sys
+case = json.load(open(sys.argv[1]))
+case["implementation"] = "mutant:nosuch"
+case.pop("fingerprint", None)
+json.dump(case, open(sys.argv[2], "w"))
+EOF
+"$bitparity" replay "$corpus_case" "$work/unknown-mutant.json" >"$work/out.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && tail -n 1 "$work/out.txt" | grep -q "^error: .*unknown-mutant.json: its implementation mutant:nosuch cannot be made here" ||
+  { cat "$work/out.txt"; fail "unknown mutant in a case: exit $code"; }
+grep -q "kills mutant" "$work/out.txt" && fail "unknown mutant in a case: the other case ran first"
 
 refused() {  # refused PATTERN ARGS...
   local pattern=$1; shift
