@@ -12,7 +12,7 @@ namespace bitparity::reports {
 std::string read_text_file(const std::filesystem::path& path, std::uintmax_t limit_bytes, const std::string& what) {
   std::error_code error;
   const std::uintmax_t bytes = std::filesystem::file_size(path, error);
-  if (error) throw UsageError(path.string() + ": cannot read its size (" + error.message() + "); give " + what);
+  if (error) throw UsageError(path.string() + ": cannot be read (" + error.message() + "); give " + what);
   if (bytes > limit_bytes) {
     throw UsageError(path.string() + ": " + std::to_string(bytes) + " bytes, more than " + what + " can be (" +
                      std::to_string(limit_bytes / kMiB) + " MiB); give " + what);
