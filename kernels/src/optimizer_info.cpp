@@ -66,7 +66,8 @@ bool in_range(ValueRange range, double v) {
     case ValueRange::unit_interval: return std::isfinite(v) && v >= 0.0 && v < 1.0;
     case ValueRange::closed_unit: return std::isfinite(v) && v >= 0.0 && v <= 1.0;
     case ValueRange::flag: return v == 0.0 || v == 1.0;
-    case ValueRange::count: return v >= 0.0 && v == std::floor(v);
+    // At most 2^53: every such count converts exactly (1e30 had overflowed the int64 field).
+    case ValueRange::count: return v >= 0.0 && v <= 0x1p53 && v == std::floor(v);
   }
   return false;
 }
@@ -109,7 +110,7 @@ std::string_view range_text(ValueRange range) {
     case ValueRange::unit_interval: return "in [0, 1)";
     case ValueRange::closed_unit: return "in [0, 1]";
     case ValueRange::flag: return "0 or 1";
-    case ValueRange::count: return "an integer >= 0";
+    case ValueRange::count: return "an integer from 0 to 2^53";
   }
   return "";
 }

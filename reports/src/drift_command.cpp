@@ -2,6 +2,7 @@
 // memory checked before anything is allocated, and clean stops on SIGINT/SIGTERM.
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +43,10 @@ std::pair<std::string, double> parse_setting(const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const double number = std::strtod(value.c_str(), &end);
-  if (end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
+  // ERANGE below the normal range is a tiny number (1e-320), which the hyperparameter's own range
+  // then judges; above it, the number is too large for any.
+  const bool overflowed = errno == ERANGE && std::fabs(number) > DBL_MIN;
+  if (end != value.c_str() + value.size() || overflowed || !std::isfinite(number)) {
     throw UsageError("--set " + text + ": '" + value + "' is not a finite number; write e.g. 1e-3 or 0.9");
   }
   return {name, number};
