@@ -90,12 +90,12 @@ int run_report_command(const ReportCommand& command) {
   try {
     validate_block_size(QuantFormat::dynamic8_signed, command.blocksize);
   } catch (const Error& refused) {
-    throw UsageError(std::string("--block-size: ") + refused.what());
+    throw UsageError("--block-size: " + refusal_text(refused));
   }
   try {
     fixtures::make_implementation(command.implementation);
   } catch (const Error& refused) {
-    throw UsageError("--implementation " + command.implementation + ": " + refused.what());
+    throw UsageError("--implementation " + command.implementation + ": " + refusal_text(refused));
   }
   const nlohmann::json settings_now = {
       {"steps", command.steps}, {"elements", command.elements}, {"blocksize", command.blocksize}, {"seed", command.seed}};
