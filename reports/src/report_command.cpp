@@ -141,9 +141,10 @@ int run_report_command(const ReportCommand& command) {
   progress.finish();
   const bool passed = apply_gate(report, baseline.is_null() ? nullptr : &baseline, command.baseline);
   const fs::path out(command.out);
-  write_result_file((out / "report.json").string(), report.dump(1) + "\n");
-  write_result_file((out / "report.md").string(), report_markdown(report));
-  write_result_file((out / "report.html").string(), report_html(report));
+  // The three change together: a failed rename leaves the earlier report whole, not mixed.
+  write_result_files({{(out / "report.json").string(), report.dump(1) + "\n"},
+                      {(out / "report.md").string(), report_markdown(report)},
+                      {(out / "report.html").string(), report_html(report)}});
   const auto& gate = report.at("gate");
   std::printf("drift runs: %zu, device parity runs: %zu, check rows: %lld (%lld violations)\n", report.at("drift").size(),
               report.at("device_parity").at("runs").size(),

@@ -67,4 +67,12 @@ void write_result_file(const std::string& path, const std::string& text) {
   }
 }
 
+void write_result_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  try {
+    fixtures::write_files_together(files);
+  } catch (const fixtures::WriteFailure& e) {
+    throw WriteError(e.what());
+  }
+}
+
 }  // namespace bitparity::reports

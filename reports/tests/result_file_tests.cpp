@@ -33,6 +33,39 @@ TEST(ResultFile, ReplacesTheFileAndLeavesNoTemporary) {
   fs::remove_all(folder);
 }
 
+// A report's three files change together: when the last rename fails (its target is a folder
+// holding a file), the first file goes back to its earlier text and the second, new, is removed.
+TEST(ResultFile, FilesWrittenTogetherChangeTogetherOrNotAtAll) {
+  const fs::path folder = fs::temp_directory_path() / "bitparity_result_files_test";
+  fs::remove_all(folder);
+  fs::create_directories(folder / "report.html");
+  std::ofstream(folder / "report.html" / "keep") << "x";
+  std::ofstream(folder / "report.json") << "old json";
+  const auto file = [&](const char* name) { return (folder / name).string(); };
+  EXPECT_THROW(write_result_files({{file("report.json"), "new json"}, {file("report.md"), "new md"}, {file("report.html"), "new html"}}),
+               WriteError);
+  EXPECT_EQ(read(folder / "report.json"), "old json");
+  EXPECT_FALSE(fs::exists(folder / "report.md"));
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    (void)entry;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 2) << "a temporary or backup file was left";
+  fs::remove_all(folder / "report.html");
+  write_result_files({{file("report.json"), "new json"}, {file("report.md"), "new md"}, {file("report.html"), "new html"}});
+  EXPECT_EQ(read(folder / "report.json"), "new json");
+  EXPECT_EQ(read(folder / "report.md"), "new md");
+  EXPECT_EQ(read(folder / "report.html"), "new html");
+  entries = 0;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    (void)entry;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 3) << "a temporary or backup file was left";
+  fs::remove_all(folder);
+}
+
 TEST(ResultFile, RefusesPathsThatCannotHoldAResult) {
   EXPECT_THROW(check_result_path("--json", ""), UsageError);
   EXPECT_THROW(check_result_path("--json", "/dev/full"), UsageError);
