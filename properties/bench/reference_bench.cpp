@@ -121,9 +121,14 @@ void register_reference_benchmarks() {
 int main(int argc, char** argv) {
   try {
     benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;  // it names the flag
     bitparity::bench::register_reference_benchmarks();
-    benchmark::RunSpecifiedBenchmarks();
+    const std::size_t rows = benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
+    if (rows == 0) {
+      std::cerr << "error: --benchmark_filter matches no row; rows are reference/OPTIMIZER/DTYPE (--benchmark_list_tests lists them)\n";
+      return 2;
+    }
     return bitparity::bench::row_failed ? 1 : 0;
   } catch (const std::exception& error) {
     std::cerr << "bitparity_reference_bench: " << error.what() << "\n";
