@@ -29,6 +29,14 @@
 bin=$1; kind=$2; world=$3; arg=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 fail() { echo "FAILED: $*"; exit 1; }
+# BITPARITY_REQUIRE_GPU as bitparity reads it (fixtures/src/gpu_requirement.cpp).
+gpu_required() {
+  case $(printf '%s' "$BITPARITY_REQUIRE_GPU" | tr '[:upper:]' '[:lower:]') in
+    ''|0|false|no|off) return 1 ;;
+    1|true|yes|on) return 0 ;;
+    *) fail "BITPARITY_REQUIRE_GPU='$BITPARITY_REQUIRE_GPU' is neither yes nor no; set it to 1 or 0" ;;
+  esac
+}
 # Files of their own: ctest runs these tests side by side in one folder.
 out="out_${kind}_${world}_${arg}.txt"; err="err_${kind}_${world}_${arg}.txt"
 case "$kind" in
@@ -73,7 +81,7 @@ case "$kind" in
     ;;
   mixed)
     if ! "$bin" list | grep -q "^  $arg\$"; then
-      [ -n "$BITPARITY_REQUIRE_GPU" ] && [ "$BITPARITY_REQUIRE_GPU" != 0 ] && fail "no $arg and BITPARITY_REQUIRE_GPU is set"
+      gpu_required && fail "no $arg and BITPARITY_REQUIRE_GPU is set"
       echo "skipped: no $arg here"; exit 77
     fi
     mpirun -np "$world" "$bin" sharded --rank-implementation "0=$arg" --steps 3 --cases 2 --seed 11 \
@@ -85,7 +93,7 @@ case "$kind" in
       last=$((world - 1))
       if ! "$bin" list | grep -q "^  cuda:$last\$"; then
         # BITPARITY_REQUIRE_GPU demands a GPU, not several: fewer GPUs than ranks is a skip.
-        if [ -n "$BITPARITY_REQUIRE_GPU" ] && [ "$BITPARITY_REQUIRE_GPU" != 0 ] && ! "$bin" list | grep -q "^  cuda:0\$"; then
+        if gpu_required && ! "$bin" list | grep -q "^  cuda:0\$"; then
           fail "no GPU and BITPARITY_REQUIRE_GPU is set"
         fi
         echo "skipped: NCCL at W=$world needs $world GPUs (cuda:0..cuda:$last)"; exit 77
@@ -128,7 +136,7 @@ case "$kind" in
     ;;
   resume-device)
     if ! "$bin" list | grep -q "^  $arg\$"; then
-      [ -n "$BITPARITY_REQUIRE_GPU" ] && [ "$BITPARITY_REQUIRE_GPU" != 0 ] && fail "no $arg and BITPARITY_REQUIRE_GPU is set"
+      gpu_required && fail "no $arg and BITPARITY_REQUIRE_GPU is set"
       echo "skipped: no $arg here"; exit 77
     fi
     mpirun -np "$world" "$bin" sharded --property P11 --all-world-pairs --resume-implementation "$arg" --steps 2 --seed 12 \

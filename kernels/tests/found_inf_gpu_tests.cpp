@@ -2,7 +2,7 @@
 // and without a host synchronisation), a nonzero one writes nothing.
 #include <gtest/gtest.h>
 
-#include "require_cuda.hpp"
+#include "bitparity/fixtures/gtest_environment.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "found_inf_support.hpp"
 
@@ -68,7 +68,7 @@ HostStep cpu_step(OptimizerKind kind) {
 }
 
 TEST(FoundInfGpu, ZeroFlagGivesTheCpuBits) {
-  REQUIRE_CUDA_DEVICE();
+  BITPARITY_REQUIRE_CUDA();
   for (int device = 0; device < cuda_device_count(); ++device) {
     for (const auto& info : optimizers()) {
       for (bool synchronize : {true, false}) {
@@ -86,7 +86,7 @@ TEST(FoundInfGpu, ZeroFlagGivesTheCpuBits) {
 }
 
 TEST(FoundInfGpu, NonzeroFlagWritesNothing) {
-  REQUIRE_CUDA_DEVICE();
+  BITPARITY_REQUIRE_CUDA();
   for (const auto& info : optimizers()) {
     const HostStep before = finite_step(info.kind);
     DeviceStep step(0, before);

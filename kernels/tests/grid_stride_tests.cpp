@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "bitparity/fixtures/gtest_environment.hpp"
 #include "bitparity/kernels/optimizer.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/kernels/quantize.hpp"
-#include "require_cuda.hpp"
 
 namespace bitparity {
 namespace {
@@ -242,12 +242,12 @@ TEST(GridStride, CpuComparisonOf8BitStepsHolds) {
 }
 
 TEST(GridStrideGpu, FastQuantizeAndDequantizeGoRoundTheirGridAndGiveTheCpuBits) {
-  REQUIRE_CUDA_DEVICE();
+  BITPARITY_REQUIRE_CUDA();
   expect_quantization_as(Device::cuda(0), {}, Device::cpu(), {}, kGpuElements);
 }
 
 TEST(GridStrideGpu, Fast8BitStepsGoRoundTheirGridAndGiveTheCpuBits) {
-  REQUIRE_CUDA_DEVICE();
+  BITPARITY_REQUIRE_CUDA();
   expect_8bit_steps_as(Device::cuda(0), {}, Device::cpu(), {}, kGpuElements);
 }
 

@@ -10,10 +10,10 @@
 #include <memory>
 #include <vector>
 
+#include "bitparity/fixtures/gtest_environment.hpp"
 #include "bitparity/kernels/optimizer.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/kernels/quantize.hpp"
-#include "require_cuda.hpp"
 
 namespace bitparity {
 namespace {
@@ -86,7 +86,7 @@ std::vector<std::uint8_t> positive_float_bytes(std::int64_t n, float value) {
 }
 
 TEST(LaunchLimitsGpu, QuantizeAndDequantizeWithTheWidestBlocks) {
-  REQUIRE_CUDA_DEVICE();
+  BITPARITY_REQUIRE_CUDA();
   const Device gpu = Device::cuda(0);
   for (const auto& info : quant_formats()) {
     const DType code_dtype = info.bits == 4 ? DType::packed4 : DType::u8;
@@ -125,7 +125,7 @@ TEST(LaunchLimitsGpu, QuantizeAndDequantizeWithTheWidestBlocks) {
 }
 
 TEST(LaunchLimitsGpu, OptimizerStepsWithTheWidestBlocks) {
-  REQUIRE_CUDA_DEVICE();
+  BITPARITY_REQUIRE_CUDA();
   const Device gpu = Device::cuda(0);
   for (const auto& info : optimizers()) {
     const OwnStream stream;

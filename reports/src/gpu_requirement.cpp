@@ -1,6 +1,4 @@
-#include <cstdlib>
-#include <cstring>
-
+#include "bitparity/fixtures/gpu_requirement.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/launch.hpp"
 #include "bitparity/reports/commands.hpp"
@@ -18,8 +16,11 @@ std::string why_no_gpu() {
 }  // namespace
 
 bool gpu_required(bool flag) {
-  const char* env = std::getenv("BITPARITY_REQUIRE_GPU");
-  return flag || (env != nullptr && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0);
+  try {
+    return fixtures::gpu_required_by_environment() || flag;
+  } catch (const fixtures::RequirementValueError& error) {
+    throw UsageError(error.what());
+  }
 }
 
 void require_usable_gpu() {

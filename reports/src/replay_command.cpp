@@ -88,6 +88,7 @@ void add_replay_command(CLI::App& app, ReplayCommand& command) {
 
 int run_replay_command(const ReplayCommand& command) {
   if (command.json_given) check_result_path("--json", command.json_path);
+  const bool require_gpu = gpu_required(false);  // read now: a bad value is refused before any case runs
   const bool rank_fault = command.implementation.starts_with("mutant:") && find_rank_mutant(command.implementation.substr(7)) != nullptr;
   if (!command.implementation.empty() && !rank_fault) {
     try {
@@ -233,7 +234,7 @@ int run_replay_command(const ReplayCommand& command) {
     return exit_bad_input;
   }
   if (unexpected > 0) return exit_failed;
-  if (skipped > 0 && gpu_required(false)) {
+  if (skipped > 0 && require_gpu) {
     print_error(std::to_string(skipped) + " case" + (skipped == 1 ? "" : "s") +
                 " skipped for want of a usable GPU, which BITPARITY_REQUIRE_GPU requires; run them where one is");
     return exit_gpu_missing;

@@ -48,6 +48,28 @@ case "$case_name" in
     cat log.txt
     [ "$code" -eq 4 ] || fail "BITPARITY_REQUIRE_GPU=1: exit $code, expected 4"
     ;;
+  require-gpu-reads-yes-and-no)
+    # GPU CI's "false" must not require a GPU, and a typo must not silently skip the GPU rows.
+    BITPARITY_REQUIRE_GPU=maybe "$bin" drift --steps 1 >out.txt 2>err.txt
+    code=$?
+    cat err.txt
+    [ "$code" -eq 2 ] || fail "BITPARITY_REQUIRE_GPU=maybe: exit $code, expected 2"
+    [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "^error: BITPARITY_REQUIRE_GPU='maybe' is neither yes nor no" err.txt ||
+      fail "BITPARITY_REQUIRE_GPU=maybe: no one-line error naming the value"
+    [ ! -s out.txt ] || fail "BITPARITY_REQUIRE_GPU=maybe: work started before the refusal"
+    if has_gpu; then echo "a GPU is present: the yes and no values are not told apart here"; exit 0; fi
+    for value in '' 0 false No OFF; do
+      BITPARITY_REQUIRE_GPU=$value "$bin" drift --steps 1 >/dev/null 2>&1
+      code=$?
+      [ "$code" -eq 0 ] || fail "BITPARITY_REQUIRE_GPU='$value': exit $code, expected 0 (no GPU required)"
+    done
+    for value in 1 TRUE yes On; do
+      BITPARITY_REQUIRE_GPU=$value "$bin" drift --steps 1 >/dev/null 2>&1
+      code=$?
+      [ "$code" -eq 4 ] || fail "BITPARITY_REQUIRE_GPU='$value': exit $code, expected 4 (a GPU required)"
+    done
+    echo "ok: no for '' 0 false No OFF, yes for 1 TRUE yes On, maybe refused"
+    ;;
   no-gpu-is-announced)
     if has_gpu; then echo "a GPU is present: nothing to show"; exit 0; fi
     "$bin" check --device all --suite optim32 --optimizer sgd --dtype f32 --cases 1 >out.txt 2>err.txt || fail "check failed"
