@@ -22,7 +22,8 @@ void add_checkpoint_command(CLI::App& app, CheckpointCommand& command) {
   auto* inspect = checkpoint->add_subcommand(
       "inspect", "print a safetensors file's header, tensors, checksums and layout; exit 1 when a checksum does not match");
   inspect->add_option("FILE", command.file, "a .safetensors file (universal.safetensors, rank-RRRRR-of-WWWWW.safetensors)")->required();
-  inspect->add_option("--json", command.json, "also write what was found as JSON (atomically)");
+  inspect->add_option("--json", command.json, "also write what was found as JSON (atomically)")
+      ->each([&command](const std::string&) { command.json_given = true; });
 }
 
 #if BITPARITY_HAS_MPI
@@ -48,7 +49,7 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 int run_checkpoint_command(const CheckpointCommand& command) {
-  if (!command.json.empty()) check_result_path("--json", command.json);
+  if (command.json_given) check_result_path("--json", command.json);
   const distributed::SafetensorsFile file = distributed::read_safetensors(command.file);
   const bool ours = file.metadata.count("format") != 0 && file.metadata.at("format") == distributed::kCheckpointFormat;
   nlohmann::json checksums = nlohmann::json::object();

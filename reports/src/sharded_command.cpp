@@ -78,7 +78,8 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_option("--map", command.maps,
                       "P6 and P11 8-bit states: a map's name, FILE.json or FILE.safetensors[:TENSOR] instead of the optimizers' "
                       "own, one with negative values (momenta) and/or one without (second moments) (repeatable)");
-  sharded->add_option("--json", command.json, "also write the rows as JSON (rank 0, atomically)");
+  sharded->add_option("--json", command.json, "also write the rows as JSON (rank 0, atomically)")
+      ->each([&command](const std::string&) { command.json_given = true; });
   sharded->add_option("--stuck-seconds", command.stuck_seconds, "a rank without progress this long fails the run (default 120)")
       ->check(seconds_in(86400));
   sharded->add_flag("--benchmark", command.benchmark,
@@ -414,7 +415,7 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     }
     plan.hunted_mutant = name;
   }
-  if (!command.json.empty()) check_result_path("--json", command.json);
+  if (command.json_given) check_result_path("--json", command.json);
   if (!command.checkpoint_dir.empty()) check_checkpoint_dir(command.checkpoint_dir);
 
   if (!plan.case_file.empty()) {

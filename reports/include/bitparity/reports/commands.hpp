@@ -72,6 +72,7 @@ struct ShardedCommand {
   std::uint64_t seed = 1;
   std::string mutant;           // a driver fault (sharded-*): exit 0 when the properties kill it
   std::string json;             // rows as JSON (written by rank 0, atomically)
+  bool json_given = false;      // --json was given (an empty path is refused, not ignored)
   double stuck_seconds = 120;   // a rank with no progress for this long fails the run
   std::string inject_failure;   // test hook RANK:HOW:STEP, HOW = throw, abort, hang or kill
   bool benchmark = false;       // time the sharded step against the unsharded one instead of checking
@@ -89,6 +90,7 @@ struct ShardedCommand {
 struct CheckpointCommand {
   std::string file;
   std::string json;  // the same as JSON (atomically)
+  bool json_given = false;  // --json was given (an empty path is refused, not ignored)
 };
 
 // `bitparity fuzz`: the check's selection, fuzzed round-robin until the budget ends (fuzz.hpp).
