@@ -150,7 +150,7 @@ int run_report_command(const ReportCommand& command) {
               report.at("device_parity").at("runs").size(),
               static_cast<long long>(report.at("check").at("summary").value("rows_run", 0)),
               static_cast<long long>(report.at("check").at("summary").value("violations", 0)));
-  std::printf("gate: %s (%s, factor %g, %lld comparisons, %zu regressions)\n", passed ? "passed" : "FAILED",
+  std::printf("gate: %s (%s, factor %g, %lld comparisons, %zu regressions)\n", gate_verdict(gate).c_str(),
               command.baseline.empty() ? "no baseline" : ("baseline " + command.baseline).c_str(), gate.value("factor", 0.0),
               static_cast<long long>(gate.value("comparisons", 0)), gate.at("regressions").size());
   std::size_t shown_regressions = 0;

@@ -179,7 +179,8 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
               0, 1);
     }
   }
-  const bool passed = regressions.empty();
+  const bool complete = report.value("complete", false);
+  const bool passed = complete && regressions.empty();
   report["gate"] = {{"baseline", baseline != nullptr ? nlohmann::json(baseline_name) : nlohmann::json(nullptr)},
                     {"factor", kGateFactor},
                     {"reason", kGateReason},
@@ -187,8 +188,15 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
                     {"comparisons", comparisons},
                     {"regressions", regressions},
                     {"unmatched", unmatched},
+                    {"complete", complete},
                     {"passed", passed}};
   return passed;
+}
+
+std::string gate_verdict(const nlohmann::json& gate) {
+  if (gate.value("passed", false)) return "passed";
+  if (!gate.value("complete", true) && gate.at("regressions").empty()) return "NOT PASSED (partial campaign: interrupted)";
+  return "FAILED";
 }
 
 }  // namespace bitparity::reports

@@ -108,7 +108,7 @@ std::string gate_section(const nlohmann::json& report) {
   const auto& gate = report.at("gate");
   const bool passed = gate.value("passed", false);
   std::string html = std::string("<div class=\"gate ") + (passed ? "passed" : "failed") + "\"><h2>Gate: " +
-                     (passed ? "passed" : "FAILED") + "</h2><p>Baseline: " +
+                     escape_html(gate_verdict(gate)) + "</h2><p>Baseline: " +
                      (gate.at("baseline").is_null() ? "none (only violations, non-finite parameters and device parity gate)"
                                                     : escape_html(gate.at("baseline").get<std::string>())) +
                      ". Factor " + text_of(gate.value("factor", 0.0)) + ": " + escape_html(gate.value("reason", "")) + "</p><p>" +

@@ -32,7 +32,7 @@ std::string report_markdown(const nlohmann::json& report) {
         std::to_string(settings.value("elements", 0)) + " elements, implementation " + settings.value("implementation", "cpu") + " |\n\n";
   if (report.contains("gate")) {
     const auto& gate = report.at("gate");
-    md += std::string("## Gate: ") + (gate.value("passed", false) ? "passed" : "FAILED") + "\n\n";
+    md += "## Gate: " + gate_verdict(gate) + "\n\n";
     md += "Baseline: " + (gate.at("baseline").is_null() ? std::string("none") : text(gate.at("baseline"))) + ". Factor " +
           g(gate.value("factor", 0.0)) + ": " + gate.value("reason", "") + "\n\n";
     if (!gate.at("regressions").empty()) {

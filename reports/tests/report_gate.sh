@@ -2,7 +2,7 @@
 # `bitparity report` as a release manager runs it: a baseline, the unchanged build against it
 # (the gate passes, every figure equal), a deliberately worse build (a mutant) against it (the
 # gate fails and names the drift figures that grew), and an interrupted campaign that still
-# leaves its partial report.
+# leaves its partial report, whose gate does not pass.
 set -uo pipefail
 bitparity="$1"
 work=$(mktemp -d)
@@ -63,6 +63,11 @@ tail -n 2 "$work/partial.txt"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert not r["complete"] and r["drift"], "not a partial report"' \
   "$work/partial/report.json" || fail "no partial report.json"
 grep -q "partial" "$work/partial/report.html" || fail "report.html does not say it is partial"
+# What did not run was not judged: an interrupted campaign never says its gate passed.
+grep -q "^gate: NOT PASSED (partial campaign: interrupted)" "$work/partial.txt" || fail "the partial campaign's gate line does not say NOT PASSED"
+python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["gate"]; assert not g["passed"] and not g["complete"], g' \
+  "$work/partial/report.json" || fail "the partial report's gate passed"
+grep -q "Gate: NOT PASSED" "$work/partial/report.md" || fail "report.md does not show the partial gate"
 
 echo "== a partial report is refused as a baseline"
 "$bitparity" report --out "$work/x" "${small[@]}" --baseline "$work/partial/report.json" >"$work/x.txt" 2>&1

@@ -37,8 +37,12 @@ nlohmann::json run_report_campaign(const ReportOptions& options, const ReportCal
 // The gate: every drift figure against the baseline's (a regression when it grows beyond the
 // factor), any check violation, more ill-conditioned elements or non-finite parameters than the
 // baseline. Adds "gate" to the report; true when it passed. Without a baseline only the
-// violations and non-finite parameters gate.
+// violations and non-finite parameters gate. A partial campaign (interrupted) never passes: what
+// did not run was not judged.
 bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const std::string& baseline_name);
+// The gate's verdict in words, for the summary line, report.md and report.html: "passed",
+// "FAILED", or "NOT PASSED (partial campaign: interrupted)".
+std::string gate_verdict(const nlohmann::json& gate);
 // Throws UsageError naming what is wrong when `baseline` is not a complete report of this schema,
 // when a part the gate reads is malformed (a figure that is not a number of at least 0), or when
 // it was made with other `settings` ({"steps", "elements", "blocksize", "seed"} of this run).
