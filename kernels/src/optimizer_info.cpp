@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iomanip>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -147,7 +148,20 @@ void set_hyperparameter(OptimizerKind kind, Hyperparameters& h, std::string_view
     throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) + ": " + std::string(name) +
                                                  " must be " + std::string(range_text(spec.range)) + ", got " + shown.str());
   }
-  spec.set(h, value);
+  Hyperparameters stored = h;
+  spec.set(stored, value);
+  // The field may be fp32: a value that rounds to 0 there (lr=1e-320) would silently turn the
+  // optimizer off, and one past FLT_MAX would become infinite.
+  const double kept = spec.get(stored);
+  if ((value != 0.0 && kept == 0.0) || !std::isfinite(kept)) {
+    std::ostringstream shown;
+    shown << std::setprecision(3) << value << " is stored as " << kept;
+    throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) + ": " + std::string(name) + "=" +
+                                                 shown.str() + " in its fp32 field; " +
+                                                 (kept == 0.0 ? "give it a magnitude of at least 1.4e-45 (fp32's smallest), or 0"
+                                                              : "give it a magnitude of at most 3.4e38 (fp32's largest)"));
+  }
+  h = stored;
 }
 
 bool reads_hyperparameter(OptimizerKind kind, std::string_view name) { return find_spec(optimizer_info(kind), name) != nullptr; }
