@@ -382,6 +382,16 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
   const int rank = world.rank(), size = world.size();
   std::unique_ptr<fixtures::Implementation> implementation;
   if (const int code = prepare_rank(plan, world, implementation); code != exit_passed) return code;
+  // Every implementation is made before the header: an absent resume device is refused up front.
+  Implementations implementations{implementation.get(), implementation.get(), command.checkpoint_dir};
+  std::unique_ptr<fixtures::Implementation> resumed;
+  const bool has_p11 = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P11"; });
+  if (has_p11 && !plan.resume_implementation.empty()) {
+    int refusal_code = exit_passed;
+    resumed = build_implementation(plan.resume_implementation, world, refusal_code);
+    if (refusal_code != exit_passed) return refusal_code;
+    implementations.after = resumed.get();
+  }
   const std::vector<std::string> ranks = rank_implementations(plan, size);
   const bool lead = rank == 0;
   if (lead) {
@@ -396,15 +406,6 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     std::printf("%-4s %-10s %-17s %-5s %-16s %5s %5s %10s %8s %8s %8s %8s\n", "prop", "entry", "target", "dtype", "layout", "ranks",
                 "cases", "elements", "wrong p", "wrong g", "wrong s", "other");
     std::fflush(stdout);
-  }
-  Implementations implementations{implementation.get(), implementation.get(), command.checkpoint_dir};
-  std::unique_ptr<fixtures::Implementation> resumed;
-  const bool has_p11 = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P11"; });
-  if (has_p11 && !plan.resume_implementation.empty()) {
-    int refusal_code = exit_passed;
-    resumed = build_implementation(plan.resume_implementation, world, refusal_code);
-    if (refusal_code != exit_passed) return refusal_code;
-    implementations.after = resumed.get();
   }
   std::unique_ptr<TemporaryFolder> checkpoint_folder;
   std::vector<ShardedRow> rows;
