@@ -138,18 +138,30 @@ std::string tensor_crc32_hex(std::span<const std::uint8_t> bytes) {
   return text;
 }
 
-std::vector<std::string> checksum_mismatches(const SafetensorsFile& file) {
+std::map<std::string, std::string> tensor_checksums(const SafetensorsFile& file) {
+  std::map<std::string, std::string> checksums;
+  for (const auto& [name, entry] : file.tensors) {
+    boost::crc_32_type crc;
+    read_safetensors_pieces(file, name, [&crc](std::span<const std::uint8_t> piece) { crc.process_bytes(piece.data(), piece.size()); });
+    char text[9];
+    std::snprintf(text, sizeof text, "%08x", crc.checksum());
+    checksums[name] = text;
+  }
+  return checksums;
+}
+
+std::vector<std::string> checksum_mismatches(const SafetensorsFile& file, const std::map<std::string, std::string>& computed) {
   const json checksums = json_of(file.metadata, "crc32", file.source);
   if (!checksums.is_object()) refuse(file.source, "\"crc32\" is not an object of tensor checksums");
   std::vector<std::string> bad;
   for (const auto& [name, entry] : file.tensors) {
     const auto found = checksums.find(name);
-    if (found == checksums.end() || !found->is_string() || found->get<std::string>() != tensor_crc32_hex(file.bytes(name))) {
-      bad.push_back(name);
-    }
+    if (found == checksums.end() || !found->is_string() || found->get<std::string>() != computed.at(name)) bad.push_back(name);
   }
   return bad;
 }
+
+std::vector<std::string> checksum_mismatches(const SafetensorsFile& file) { return checksum_mismatches(file, tensor_checksums(file)); }
 
 void save_checkpoint(ShardedOptimizer& optimizer, const std::string& folder, CheckpointFault fault) {
   Communicator& communicator = optimizer.communicator();

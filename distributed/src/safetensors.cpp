@@ -279,6 +279,27 @@ std::vector<std::uint8_t> read_safetensors_bytes(const SafetensorsFile& header, 
   return bytes;
 }
 
+void read_safetensors_pieces(const SafetensorsFile& file, const std::string& name,
+                             const std::function<void(std::span<const std::uint8_t>)>& take, std::size_t piece_bytes) {
+  const SafetensorsEntry& e = file.entry(name);
+  if (!file.contents.empty()) {
+    const std::span<const std::uint8_t> all = file.bytes(name);
+    for (std::size_t at = 0; at < all.size(); at += piece_bytes) take(all.subspan(at, std::min(piece_bytes, all.size() - at)));
+    return;
+  }
+  std::ifstream in(file.source, std::ios::binary);
+  if (!in) throw Error(ErrorCode::invalid_argument, "cannot open '" + file.source + "': " + std::strerror(errno));
+  in.seekg(static_cast<std::streamoff>(8 + file.header_bytes + e.begin));
+  std::vector<std::uint8_t> piece(static_cast<std::size_t>(std::min<std::uint64_t>(piece_bytes, e.end - e.begin)));
+  for (std::uint64_t left = e.end - e.begin; left > 0;) {
+    const auto size = static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), left));
+    in.read(reinterpret_cast<char*>(piece.data()), static_cast<std::streamsize>(size));
+    if (!in) throw Error(ErrorCode::invalid_argument, "cannot read tensor \"" + name + "\" of '" + file.source + "' (the file changed while it was read?)");
+    take(std::span<const std::uint8_t>(piece.data(), size));
+    left -= size;
+  }
+}
+
 SafetensorsFile read_safetensors(const std::string& path) {
   check_regular_file(path);
   std::ifstream in(path, std::ios::binary);

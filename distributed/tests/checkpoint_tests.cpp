@@ -79,6 +79,33 @@ TEST(Safetensors, RoundTripsTensorsAndMetadata) {
   EXPECT_THROW(serialize_safetensors({{"x", "U8", {1}, a}, {"x", "U8", {1}, a}}, {}), Error);  // repeated name
 }
 
+// A tensor read in pieces gives its bytes in order, held whole or read from the file, and the
+// streamed checksums are those of the whole bytes (checkpoint inspect streams them).
+TEST(Safetensors, PiecesAndStreamedChecksumsMatchTheWholeBytes) {
+  Bytes big(1000), small{7, 7, 7};
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint8_t>(i * 37 + 11);
+  const std::string text = serialize_safetensors({{"big", "U8", {1000}, big}, {"small", "U8", {3}, small}, {"none", "U8", {0}, {}}}, {});
+  const std::string path = (std::filesystem::temp_directory_path() / ("pieces-" + std::to_string(::getpid()) + ".safetensors")).string();
+  std::ofstream(path, std::ios::binary) << text;
+  const SafetensorsFile whole = read_safetensors(path), header = read_safetensors_header(path);
+  ASSERT_TRUE(header.contents.empty());
+  for (const SafetensorsFile* file : {&whole, &header}) {
+    Bytes joined;
+    std::vector<std::size_t> sizes;
+    read_safetensors_pieces(*file, "big", [&](std::span<const std::uint8_t> piece) {
+      joined.insert(joined.end(), piece.begin(), piece.end());
+      sizes.push_back(piece.size());
+    }, 300);
+    EXPECT_EQ(joined, big);
+    EXPECT_EQ(sizes, (std::vector<std::size_t>{300, 300, 300, 100}));
+    const std::map<std::string, std::string> crc = tensor_checksums(*file);
+    EXPECT_EQ(crc.at("big"), tensor_crc32_hex(big));
+    EXPECT_EQ(crc.at("small"), tensor_crc32_hex(small));
+    EXPECT_EQ(crc.at("none"), "00000000");
+  }
+  std::filesystem::remove(path);
+}
+
 // Each malformed file is refused with a message that names it and says what is wrong.
 TEST(Safetensors, RefusesMalformedFiles) {
   const Bytes eight(8, 0);

@@ -3,7 +3,8 @@
 #   a newline in an argument stays inside the one error line (it was echoed raw, forging a line);
 #   a file far larger than a code map or a saved case is refused on its size, before it is read
 #   (replay read a 300 MiB file whole first, --map JSON had no limit at all);
-#   a code map in a large safetensors file costs its own bytes (the whole file was read);
+#   a code map in a large safetensors file costs its own bytes, and checkpoint inspect checks a
+#   large file in pieces (both read the whole file);
 #   a reader that closes stdout early leaves the results file written (SIGPIPE ended the run);
 #   a case file naming an unknown mutant is refused before any case runs (the others ran first);
 #   state-plan sizes whose total overflows, fuzz --jobs above the hardware threads and an unknown
@@ -62,6 +63,13 @@ EOF
 read -r code rss < <(measured "$work/out.txt" "$bitparity" check --suite quant --property P7 --map "$work/states.safetensors:qmap" --cases 1)
 [ "$code" -eq 0 ] || { cat "$work/out.txt"; fail "safetensors map: exit $code"; }
 [ "$rss" -lt 400000 ] || fail "safetensors map: $rss KiB resident; the whole file was read"
+# checkpoint inspect checks every tensor's CRC in pieces: the 1 GiB tensor costs no 1 GiB of memory.
+read -r code rss < <(measured "$work/out.txt" "$bitparity" checkpoint inspect "$work/states.safetensors")
+[ "$code" -eq 0 ] || { cat "$work/out.txt"; fail "checkpoint inspect of a large file: exit $code"; }
+qmap_crc=$(python3 -c 'import struct, sys, zlib; f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]; f.seek(8 + n); print("%08x" % zlib.crc32(f.read(64)))' "$work/states.safetensors")
+grep -Eq "^  qmap +F32 +\[16\] +64 $qmap_crc " "$work/out.txt" || { cat "$work/out.txt"; fail "checkpoint inspect: qmap's CRC is not $qmap_crc"; }
+grep -Eq "^  state +U8 +\[1073741824\] +1073741824 [0-9a-f]{8} " "$work/out.txt" || { cat "$work/out.txt"; fail "checkpoint inspect: the large tensor is not listed"; }
+[ "$rss" -lt 400000 ] || fail "checkpoint inspect: $rss KiB resident; the whole file was read"
 fi
 
 # stdout closed after one byte: the run ends normally and writes its results file.

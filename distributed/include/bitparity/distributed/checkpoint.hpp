@@ -70,9 +70,14 @@ struct ParameterState {
 ParameterState load_parameter_state(const std::string& path, std::uint64_t id, const TensorView& param,
                                     CheckpointFault fault = CheckpointFault::none);
 
-// The tensors whose CRC-32 in the header does not match their bytes (or that have none), for
+// Each tensor's CRC-32 as 8 lowercase hex digits, by name: from `contents` when the file was read
+// whole, else read from the file in pieces (a header from read_safetensors_header), so that a
+// checkpoint of gigabytes is checked in a few MiB of memory.
+std::map<std::string, std::string> tensor_checksums(const SafetensorsFile& file);
+// The tensors whose CRC-32 in the header does not match `computed` (or that have none), for
 // `checkpoint inspect`; throws Error when the file is not a bitparity checkpoint.
-std::vector<std::string> checksum_mismatches(const SafetensorsFile& file);
+std::vector<std::string> checksum_mismatches(const SafetensorsFile& file, const std::map<std::string, std::string>& computed);
+std::vector<std::string> checksum_mismatches(const SafetensorsFile& file);  // computed from `file`
 std::uint32_t tensor_crc32(std::span<const std::uint8_t> bytes);
 std::string tensor_crc32_hex(std::span<const std::uint8_t> bytes);  // 8 lowercase hex digits, as the header stores it
 

@@ -6,6 +6,7 @@
 // JSON keys, unknown dtypes, sizes that disagree with the shape, offsets that overlap, leave holes
 // or reach out of the data. Nothing is read out of range.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -47,6 +48,11 @@ SafetensorsFile read_safetensors(const std::string& path);
 // its own bytes: `contents` stays empty, and read_safetensors_bytes reads a tensor's bytes.
 SafetensorsFile read_safetensors_header(const std::string& path);
 std::vector<std::uint8_t> read_safetensors_bytes(const SafetensorsFile& header, const std::string& name);
+// A tensor's bytes in pieces of at most `piece_bytes`, in order, each passed to `take`: a checksum
+// over a tensor of gigabytes then costs one piece of memory. From `contents` when it is held.
+void read_safetensors_pieces(const SafetensorsFile& file, const std::string& name,
+                             const std::function<void(std::span<const std::uint8_t>)>& take,
+                             std::size_t piece_bytes = std::size_t{8} << 20);
 
 struct SafetensorsTensor {
   std::string name, dtype;
