@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   // A reader that closes stdout early (`| head`) must not end the run before its results file is
   // written: the failed writes to stdout are ignored instead.
   std::signal(SIGPIPE, SIG_IGN);
+  // Past a file-size limit (`ulimit -f`) a write fails with EFBIG, which the atomic writers report
+  // (exit 3, the earlier file kept, the temporary removed); SIGXFSZ would kill the run silently.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc > 0) program_name() = argv[0];
   install_interrupt_handlers();
   try {

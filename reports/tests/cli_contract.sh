@@ -14,15 +14,50 @@ case "$case_name" in
   full-disk-keeps-previous-file)
     "$bin" check --suite quant --format nf4 --dtype bf16 --cases 1 --json out.json >/dev/null || fail "first run"
     cp out.json before.json
-    # A file-size limit makes every write past 1 KiB fail (EFBIG), as a full disk does.
-    # Its output goes through a pipe, which the limit does not cover.
-    (ulimit -f 1; trap '' XFSZ; exec "$bin" check --suite quant --format nf4 --dtype bf16 --cases 1 --json out.json) 2>&1 | cat >log.txt
+    # A file-size limit makes every write past 1 KiB fail (EFBIG), as a full disk does; SIGXFSZ is
+    # left at its default, which kills (bitparity ignores it). The output goes through a pipe,
+    # which the limit does not cover.
+    (ulimit -f 1; exec "$bin" check --suite quant --format nf4 --dtype bf16 --cases 1 --json out.json) 2>&1 | cat >log.txt
     code=${PIPESTATUS[0]}
     cat log.txt
     [ "$code" -eq 3 ] || fail "exit $code, expected 3"
     grep -q "^error: cannot write 'out.json'" log.txt || fail "no one-line write error"
     cmp -s out.json before.json || fail "the previous results file was changed"
     [ -z "$(ls -A | grep '\.tmp\.')" ] || fail "a temporary file was left behind"
+    ;;
+  results-never-replace-inputs)
+    # A results path that is a link keeps the link and replaces the file it points to (the rename
+    # replaced the link itself, /dev/stdout included).
+    "$bin" check --suite quant --format nf4 --property P7 --cases 1 --json real.json >/dev/null || fail "first run"
+    ln -s real.json link.json
+    "$bin" check --suite quant --format nf4 --property P7 --cases 2 --json link.json >/dev/null || fail "run through the link"
+    [ -L link.json ] && [ "$(readlink link.json)" = real.json ] || fail "the link was replaced"
+    grep -q '"cases": 16,' real.json || fail "the file the link points to was not updated"
+    # An input of the same run is never the results file, nor the folder of them (each exited 0
+    # and destroyed the input: a case file, a checkpoint, a fuzz state, a report's baseline).
+    refused() {  # refused WHAT FILE COMMAND...: exit 2, one line naming the input, FILE unchanged
+      local what=$1 file=$2; shift 2
+      local before; before=$(cksum <"$file")
+      "$bin" "$@" >out.txt 2>&1
+      local code=$?
+      [ "$code" -eq 2 ] && [ "$(wc -l <out.txt)" -eq 1 ] && grep -q "^error: .*$what" out.txt ||
+        { cat out.txt; fail "$* : exit $code, not one line naming $what"; }
+      [ "$(cksum <"$file")" = "$before" ] || fail "$*: $file changed"
+    }
+    cp real.json case.json
+    refused "is the case path 'case.json', which the results would replace" case.json replay case.json --json case.json
+    mkdir -p corpus/cases && cp real.json corpus/cases/a.json
+    refused "lies inside the case path 'corpus'" corpus/cases/a.json replay corpus --json corpus/cases/out.json
+    echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 3}' >corpus/fuzz-state.json
+    refused "lies inside the corpus 'corpus'" corpus/fuzz-state.json fuzz --budget 2s --corpus corpus --json corpus/fuzz-state.json
+    [ ! -e fresh ] || fail "setup"
+    "$bin" fuzz --budget 2s --corpus fresh --json fresh/summary.json >/dev/null 2>&1
+    [ ! -e fresh ] || fail "a refused fuzz made its corpus folder"
+    cp real.json k.safetensors
+    refused "is the checkpoint 'k.safetensors'" k.safetensors checkpoint inspect k.safetensors --json k.safetensors
+    mkdir -p rep && cp real.json rep/report.json
+    refused "is the --baseline 'rep/report.json'" rep/report.json report --out rep --baseline rep/report.json
+    echo "ok: the link kept, five inputs refused as results"
     ;;
   sigterm-writes-complete-rows)
     "$bin" check --seconds 120 --json out.json >log.txt 2>&1 &
