@@ -51,7 +51,10 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 int run_checkpoint_command(const CheckpointCommand& command) {
-  if (command.json_given) check_result_path("--json", command.json);
+  if (command.json_given) {
+    check_result_apart_from_input("--json", command.json, command.file, "the checkpoint");
+    check_result_path("--json", command.json);
+  }
   // The header, then each tensor's bytes in pieces: a checkpoint of gigabytes is checked in a few MiB.
   const distributed::SafetensorsFile file = distributed::read_safetensors_header(command.file);
   std::error_code size_error;

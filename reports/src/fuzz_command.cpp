@@ -300,7 +300,10 @@ int run_fuzz_command(const FuzzCommand& command) {
                      " hardware threads, where waiting workers would be reported hung; use --jobs " + std::to_string(threads) + " or fewer");
   }
   if (gpu_required(command.require_gpu)) require_usable_gpu();
-  if (command.json_given) check_result_path("--json", command.json_path);
+  if (command.json_given) {
+    check_result_apart_from_input("--json", command.json_path, command.corpus, "the corpus");
+    check_result_path("--json", command.json_path);
+  }
   CheckOptions every_size = selection;
   every_size.block_sizes.clear();
   every_size.devices = options.implementations;

@@ -213,7 +213,10 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
   throw UsageError("this build has no Open MPI, so it cannot fuzz the suites over ranks; run ./scripts/install-deps and build again");
 #else
   const Selection selection = resolve_selection(command);
-  if (command.json_given) check_result_path("--json", command.json_path);
+  if (command.json_given) {
+    check_result_apart_from_input("--json", command.json_path, command.corpus, "the corpus");
+    check_result_path("--json", command.json_path);
+  }
   std::string why;
   const std::string launcher = mpi_launcher(why);
   if (launcher.empty()) throw UsageError("fuzzing the suites over ranks needs mpirun: " + why);

@@ -87,7 +87,10 @@ void add_replay_command(CLI::App& app, ReplayCommand& command) {
 }
 
 int run_replay_command(const ReplayCommand& command) {
-  if (command.json_given) check_result_path("--json", command.json_path);
+  if (command.json_given) {
+    for (const auto& path : command.paths) check_result_apart_from_input("--json", command.json_path, path, "the case path");
+    check_result_path("--json", command.json_path);
+  }
   const bool require_gpu = gpu_required(false);  // read now: a bad value is refused before any case runs
   const bool rank_fault = command.implementation.starts_with("mutant:") && find_rank_mutant(command.implementation.substr(7)) != nullptr;
   if (!command.implementation.empty() && !rank_fault) {

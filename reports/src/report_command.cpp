@@ -97,6 +97,11 @@ int run_report_command(const ReportCommand& command) {
   } catch (const Error& refused) {
     throw UsageError("--implementation " + command.implementation + ": " + refusal_text(refused));
   }
+  for (const char* name : {"report.json", "report.md", "report.html"}) {
+    if (!command.baseline.empty()) {
+      check_result_apart_from_input("--out", (fs::path(command.out) / name).string(), command.baseline, "the --baseline");
+    }
+  }
   const nlohmann::json settings_now = {
       {"steps", command.steps}, {"elements", command.elements}, {"blocksize", command.blocksize}, {"seed", command.seed}};
   const nlohmann::json baseline = command.baseline.empty() ? nlohmann::json() : read_baseline(command.baseline, settings_now);

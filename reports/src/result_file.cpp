@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -57,6 +58,20 @@ void check_result_path(const std::string& option, const std::string& path) {
   if (fd < 0) throw UsageError(option + " '" + path + "': cannot create a file in '" + folder.string() + "': " + reason(errno) + fix);
   ::close(fd);
   ::unlink(probe.c_str());
+}
+
+void check_result_apart_from_input(const std::string& option, const std::string& path, const std::string& input,
+                                   const std::string& what) {
+  std::error_code error;
+  const fs::path result = fs::weakly_canonical(path, error);
+  if (error) return;  // check_result_path judges a path that cannot be resolved
+  const fs::path source = fs::weakly_canonical(input, error);
+  if (error) return;
+  const auto [end, ignored] = std::mismatch(source.begin(), source.end(), result.begin(), result.end());
+  if (end != source.end()) return;  // not the input, nor inside it
+  const bool same = result == source;
+  throw UsageError(option + " '" + path + "' " + (same ? "is " : "lies inside ") + what + " '" + input + "', which " +
+                   (same ? "the results would replace" : "holds this run's own files") + "; write the results elsewhere");
 }
 
 void write_result_file(const std::string& path, const std::string& text) {

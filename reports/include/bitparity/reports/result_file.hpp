@@ -11,6 +11,11 @@ namespace bitparity::reports {
 // Checks before any work starts that `path` (given to `option`) can be written: not empty, not a
 // folder or a device, its folder exists or can be made, a file can be created there. Throws UsageError.
 void check_result_path(const std::string& option, const std::string& path);
+// Refuses (UsageError) a results `path` that is the file `input`, or lies inside it where `input` is
+// a folder: the results would replace an input of the same run (a case file, a checkpoint, a fuzz
+// state) or be read as one later (a case folder). `what` names the input in the message.
+void check_result_apart_from_input(const std::string& option, const std::string& path, const std::string& input,
+                                   const std::string& what);
 
 // Writes `text` to `path` atomically. Throws WriteError naming the path and the reason.
 void write_result_file(const std::string& path, const std::string& text);
