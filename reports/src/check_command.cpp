@@ -275,15 +275,15 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   check->add_option("--optimizer", command.requested.optimizers,
                     "only these optimizers (suites optim32, optim8; repeatable; `bitparity list` names them)");
   check->add_option("--dtype", command.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
-  check->add_option("--block-size", command.requested.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
+  check->add_option("--block-size", command.requested.block_sizes, "only these block sizes (repeatable)")->transform(integer_in(1, 1 << 20));
   check->add_option("--seconds", command.requested.seconds, "total time budget shared by the rows (default: fixed case counts)")
       ->check(seconds_in(1e7));
   check->add_option("--cases", command.requested.cases_per_block_size,
                     "random cases per block size when no --seconds is given (default 3; suites over ranks: per row, default 1)")
-      ->check(integer_in(1, 100000000))
+      ->transform(integer_in(1, 100000000))
       ->each([&command](const std::string&) { command.cases_given = true; });
   check->add_option("--seed", command.requested.seed, "run seed; each row's seed derives from it and the row (default 1)")
-      ->check(seed_value());
+      ->transform(seed_value());
   check->add_option("--json", command.json_path, "write the results as JSON to this file (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
   check->add_flag("--verbose", command.requested.verbose, "print each row as it finishes");

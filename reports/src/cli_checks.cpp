@@ -45,6 +45,7 @@ CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
         if (!parse_integer(text, value) || value < lo || value > hi) {
           return "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" + text + "'";
         }
+        text = std::to_string(value);  // decimal for CLI11 too, which reads a leading 0 as octal (010 was 8)
         return "";
       },
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -57,6 +58,7 @@ CLI::Validator seed_value() {
         if (!parse_integer(text, value) || value < 0) {
           return "must be a whole number from 0 to 9223372036854775807, got '" + text + "'";
         }
+        text = std::to_string(value);  // decimal for CLI11 too, which reads a leading 0 as octal
         return "";
       },
       "SEED in [0, 2^63)");

@@ -95,10 +95,10 @@ void add_drift_command(CLI::App& app, DriftCommand& command) {
   drift->add_option("--optimizer", command.optimizers, "optimizers (repeatable; default all)");
   drift->add_option("--dtype", command.dtypes, "parameter dtypes f32, f16, bf16 (repeatable; default f32)");
   drift->add_option("--device", command.device, "cpu or cuda:N (default cpu)");
-  drift->add_option("--steps", command.steps, "steps (default 200)")->check(integer_in(1, 10000000));
-  drift->add_option("--elements", command.elements, "elements per tensor (default 128)")->check(integer_in(1, 1000000000));
-  drift->add_option("--every", command.every, "print every Nth step (default 50)")->check(integer_in(1, 10000000));
-  drift->add_option("--seed", command.seed, "seed of the start values and gradients (default 1)")->check(seed_value());
+  drift->add_option("--steps", command.steps, "steps (default 200)")->transform(integer_in(1, 10000000));
+  drift->add_option("--elements", command.elements, "elements per tensor (default 128)")->transform(integer_in(1, 1000000000));
+  drift->add_option("--every", command.every, "print every Nth step (default 50)")->transform(integer_in(1, 10000000));
+  drift->add_option("--seed", command.seed, "seed of the start values and gradients (default 1)")->transform(seed_value());
   drift->add_option("--json", command.json_path, "write every step's figures as JSON (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
   drift->add_option("--set", command.settings,
@@ -107,7 +107,7 @@ void add_drift_command(CLI::App& app, DriftCommand& command) {
   drift->add_flag("--eight-bit", command.eight_bit, "8-bit blockwise states against the exact 32-bit trajectory");
   command.blocksize_option =
       drift->add_option("--block-size", command.blocksize, "block size of the 8-bit states (default 256; needs --eight-bit)")
-          ->check(integer_in(1, 1 << 20));
+          ->transform(integer_in(1, 1 << 20));
   drift->add_option("--map", command.maps,
                     "8-bit states: a map's name, FILE.json or FILE.safetensors[:TENSOR] instead of the optimizers' own, one "
                     "with negative values (momenta) and/or one without (second moments) (repeatable; needs --eight-bit)");

@@ -231,7 +231,7 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
   CheckCommand& s = command.selection;
   fuzz->add_option("--budget", command.budget, "how long: 60s, 10m, 8h, 1h30m (default 60s)");
   fuzz->add_option("--visits", command.visits, "stop after this many visits (a reproducible length; default: only the budget)")
-      ->check(integer_in(1, std::int64_t{1} << 40));
+      ->transform(integer_in(1, std::int64_t{1} << 40));
   fuzz->add_option("--suite", s.suite_names,
                    "quant, optim32, optim8 or conversions (repeatable; default all); or the suites over ranks, fuzzed apart "
                    "through mpirun over 2 to 5 ranks: sharded, storage, resume");
@@ -243,16 +243,16 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
                    "second moments)");
   fuzz->add_option("--optimizer", s.requested.optimizers, "only these optimizers (repeatable)");
   fuzz->add_option("--dtype", s.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
-  fuzz->add_option("--block-size", s.requested.block_sizes, "only these block sizes (repeatable)")->check(integer_in(1, 1 << 20));
+  fuzz->add_option("--block-size", s.requested.block_sizes, "only these block sizes (repeatable)")->transform(integer_in(1, 1 << 20));
   fuzz->add_option("--device", s.requested.devices, "cpu, cuda:N or all (repeatable; default cpu unless --implementation is given)");
   fuzz->add_option("--implementation", command.implementations, "also fuzz this implementation: cpu, cuda:N or mutant:NAME (repeatable)");
   fuzz->add_option("--corpus", command.corpus, "folder of saved failing cases and the run state (default bitparity-corpus)");
-  fuzz->add_option("--jobs", command.jobs, "worker processes (default 1)")->check(integer_in(1, 256));
+  fuzz->add_option("--jobs", command.jobs, "worker processes (default 1)")->transform(integer_in(1, 256));
   fuzz->add_option("--seed", command.seed, "run seed (default: a fresh one, printed)")
-      ->check(seed_value())
+      ->transform(seed_value())
       ->each([&command](const std::string&) { command.seed_given = true; });
   fuzz->add_option("--first-visit", command.first_visit, "start the round-robin here (default: where the corpus state left off)")
-      ->check(integer_in(0, std::int64_t{1} << 50));
+      ->transform(integer_in(0, std::int64_t{1} << 50));
   fuzz->add_flag("--stop-on-failure", command.stop_on_failure, "stop at the first failure");
   fuzz->add_option("--json", command.json_path, "write the summary as JSON to this file (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
@@ -260,9 +260,9 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
       ->check(seconds_in(86400));
   fuzz->add_flag("--require-gpu", command.require_gpu, "fail (exit 4) when no CUDA device is usable; also BITPARITY_REQUIRE_GPU=1");
   // Worker processes: started by the supervisor with the resolved options.
-  fuzz->add_option("--worker", command.worker)->group("")->check(integer_in(0, 255));
-  fuzz->add_option("--report-fd", command.report_fd)->group("")->check(integer_in(3, 1 << 20));
-  fuzz->add_option("--visit-end", command.visit_end)->group("")->check(integer_in(0, std::int64_t{1} << 52));
+  fuzz->add_option("--worker", command.worker)->group("")->transform(integer_in(0, 255));
+  fuzz->add_option("--report-fd", command.report_fd)->group("")->transform(integer_in(3, 1 << 20));
+  fuzz->add_option("--visit-end", command.visit_end)->group("")->transform(integer_in(0, std::int64_t{1} << 52));
 }
 
 int run_fuzz_command(const FuzzCommand& command) {

@@ -67,12 +67,12 @@ void add_report_command(CLI::App& app, ReportCommand& command) {
   auto* report = app.add_subcommand("report", "the release drift campaign: report.json, report.md and report.html in --out, gated against --baseline");
   report->add_option("--out", command.out, "folder for report.json, report.md and report.html")->required();
   report->add_option("--baseline", command.baseline, "an earlier report.json: every figure is compared, regressions fail (exit 1)");
-  report->add_option("--steps", command.steps, "optimizer steps per drift run (default 200)")->check(integer_in(1, 100000));
-  report->add_option("--elements", command.elements, "parameters per drift run (default 256)")->check(integer_in(1, 65536));
-  report->add_option("--block-size", command.blocksize, "block size of the 8-bit states (default 256)")->check(integer_in(1, 1 << 20));
-  report->add_option("--seed", command.seed, "the campaign's seed (default 1)")->check(seed_value());
+  report->add_option("--steps", command.steps, "optimizer steps per drift run (default 200)")->transform(integer_in(1, 100000));
+  report->add_option("--elements", command.elements, "parameters per drift run (default 256)")->transform(integer_in(1, 65536));
+  report->add_option("--block-size", command.blocksize, "block size of the 8-bit states (default 256)")->transform(integer_in(1, 1 << 20));
+  report->add_option("--seed", command.seed, "the campaign's seed (default 1)")->transform(seed_value());
   report->add_option("--check-cases", command.check_cases, "random cases per block size of each check row (default 20)")
-      ->check(integer_in(1, 100000));
+      ->transform(integer_in(1, 100000));
   report->add_flag("--skip-sweeps", command.skip_sweeps, "leave the exhaustive conversion sweeps (P12, about a minute) out of the check summary");
   report->add_option("--implementation", command.implementation,
                      "what is drifted and checked: cpu (default), or mutant:NAME to see a worse build fail the gate");

@@ -57,11 +57,11 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
                       "mpi (exact user-defined reductions, default), mpi-integer-sum (NCCL's integer-sum reduction over "
                       "MPI) or nccl (one GPU per rank: every rank runs cuda:N on its own GPU)");
   sharded->add_option("--steps", command.steps, "optimizer steps per P6 case, and after resuming per P11 case (default 3)")
-      ->check(integer_in(1, 1000))
+      ->transform(integer_in(1, 1000))
       ->each([&command](const std::string&) { command.steps_given = true; });
-  sharded->add_option("--cases", command.cases, "random cases per row (default 1)")->check(integer_in(1, 100000));
+  sharded->add_option("--cases", command.cases, "random cases per row (default 1)")->transform(integer_in(1, 100000));
   sharded->add_option("--seed", command.seed, "run seed (default 1)")
-      ->check(seed_value())
+      ->transform(seed_value())
       ->each([&command](const std::string&) { command.seed_given = true; });
   sharded->add_option("--case", command.case_file,
                       "a saved rank case (CORPUS/over-ranks/*.json, from bitparity fuzz): run its one P6 or P11 row on the "
@@ -86,7 +86,7 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
                     "time the sharded step (reduce, step, gather; slowest rank) against the unsharded step of the same "
                     "parameters for the P6 rows, instead of checking them (default selection: adam, f32)");
   sharded->add_option("--elements", command.elements, "--benchmark: parameter elements per row (default 2^20)")
-      ->check(integer_in(1, std::int64_t{1} << 30));
+      ->transform(integer_in(1, std::int64_t{1} << 30));
   sharded->add_option("--inject-failure", command.inject_failure, "test hook RANK:HOW:STEP (HOW: throw, abort, hang, kill)")
       ->group("");
   sharded->add_flag("--findings-exit-zero", command.findings_exit_zero,

@@ -16,10 +16,10 @@ void add_state_plan_command(CLI::App& app, StatePlanCommand& command) {
   plan->add_option("--optimizer", command.optimizer, "optimizer (default adam)");
   plan->add_option("--size", command.sizes, "element count of a parameter tensor (repeatable)")
       ->required()
-      ->check(integer_in(0, std::int64_t{1} << 50));
-  plan->add_option("--block-size", command.blocksize, "8-bit block size (default 256)")->check(integer_in(1, 1 << 20));
+      ->transform(integer_in(0, std::int64_t{1} << 50));
+  plan->add_option("--block-size", command.blocksize, "8-bit block size (default 256)")->transform(integer_in(1, 1 << 20));
   plan->add_option("--min-8bit-size", command.min_8bit_size, "smaller tensors keep fp32 states (default 4096; 0: none)")
-      ->check(integer_in(0, std::int64_t{1} << 50));
+      ->transform(integer_in(0, std::int64_t{1} << 50));
   plan->add_flag("--fp32", command.fp32, "32-bit states for every tensor");
 }
 

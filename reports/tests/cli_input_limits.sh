@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Inputs found by a sweep of bad input (each failed before its fix):
 #   a newline in an argument stays inside the one error line (it was echoed raw, forging a line);
+#   a whole number with a leading zero is decimal (it was read as octal);
 #   a file far larger than a code map or a saved case is refused on its size, before it is read
 #   (replay read a 300 MiB file whole first, --map JSON had no limit at all);
 #   a code map in a large safetensors file costs its own bytes, and checkpoint inspect checks a
@@ -33,6 +34,12 @@ code=$?
 [ "$code" -eq 2 ] || fail "newline: exit $code"
 [ "$(wc -l <"$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; fail "newline: the error is not one line"; }
 grep -q 'quant\\nerror: forged' "$work/err.txt" || { cat "$work/err.txt"; fail "newline: not escaped"; }
+
+# A leading zero is decimal, as everywhere else in the contract (CLI11 read it as octal: --steps 010
+# ran 8 steps, --seed 010 was seed 8, --block-size 064 was refused as 52).
+"$bitparity" drift --optimizer sgd --steps 010 --elements 010 --seed 010 >"$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "leading zeros: exit $?"; }
+grep -q "1 runs of 10 steps x 10 elements on cpu, seed 10$" "$work/out.txt" || { head -n 2 "$work/out.txt"; fail "leading zeros: read as octal"; }
+"$bitparity" state-plan --size 4096 --block-size 064 >"$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "--block-size 064: exit $?"; }
 
 # A 40 MiB JSON map (sparse) is refused on its size.
 truncate -s 40M "$work/huge.json"

@@ -11,9 +11,11 @@ namespace bitparity::reports {
 
 // A finite number of seconds in [0, max]; refuses nan, inf, negatives.
 CLI::Validator seconds_in(double max);
-// An integer in [lo, hi], written in decimal (no wrap-around of -1, no 1e9).
+// An integer in [lo, hi], written in decimal (no wrap-around of -1, no 1e9). Give it to
+// ->transform(), not ->check(): it rewrites the text without leading zeros, which CLI11 would
+// otherwise read as octal (--steps 010 ran 8 steps, --seed 010 was seed 8).
 CLI::Validator integer_in(std::int64_t lo, std::int64_t hi);
-// A seed: a decimal integer in [0, 2^63).
+// A seed: a decimal integer in [0, 2^63); ->transform() too.
 CLI::Validator seed_value();
 
 // Refuses a list that names one thing twice: "--device cpu given twice; give each once".
