@@ -150,17 +150,25 @@ CodeMap read_code_map_file(const std::string& spec) {
     path = spec.substr(0, marker + 12);
     tensor = spec.substr(marker + 13);
   }
-  if (!std::filesystem::is_regular_file(path)) throw UsageError("no code map file " + path);
+  // With error codes: a name too long or a loop of links is bad input too (it escaped as exit 5).
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (error && error != std::errc::no_such_file_or_directory) throw UsageError("code map file " + path + ": " + error.message());
+  if (!std::filesystem::exists(status)) throw UsageError("no code map file " + path);
+  if (!std::filesystem::is_regular_file(status)) {
+    throw UsageError("code map file " + path + " is not a regular file (a folder, a device or a pipe); give a *.json or *.safetensors file");
+  }
   if (ends_with(path, ".safetensors")) return read_safetensors_map(path, tensor);
   if (ends_with(path, ".json")) return read_json_map(path);
   throw UsageError("cannot tell the format of " + path + "; name a code map file *.json or *.safetensors[:TENSOR]");
 }
 
 QuantFormat resolve_code_map(const std::string& spec) {
+  std::error_code exists_error;  // a name that cannot be a file is an unknown map's name
   for (const auto& info : quant_formats()) {
     if (info.name == spec) return info.format;
   }
-  if (!ends_with(spec, ".json") && spec.find(".safetensors") == std::string::npos && !std::filesystem::exists(spec)) {
+  if (!ends_with(spec, ".json") && spec.find(".safetensors") == std::string::npos && !std::filesystem::exists(spec, exists_error)) {
     std::string names;
     for (const auto& info : quant_formats()) names += (names.empty() ? "" : ", ") + std::string(info.name);
     throw UsageError("unknown map '" + spec + "'; give a map's name (" + names + ") or a file *.json or *.safetensors[:TENSOR]");
