@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   // Past a file-size limit (`ulimit -f`) a write fails with EFBIG, which the atomic writers report
   // (exit 3, the earlier file kept, the temporary removed); SIGXFSZ would kill the run silently.
   std::signal(SIGXFSZ, SIG_IGN);
+  // An empty TMPDIR means none, as it does to Open MPI and mkstemp's callers; the C++ library would
+  // take it for a folder named "" and fail the first temporary folder after the work had started.
+  if (const char* tmpdir = std::getenv("TMPDIR"); tmpdir != nullptr && *tmpdir == '\0') ::unsetenv("TMPDIR");
   if (argc > 0) program_name() = argv[0];
   install_interrupt_handlers();
   try {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Inputs found by a sweep of bad input (each failed before its fix):
 #   a newline in an argument stays inside the one error line (it was echoed raw, forging a line);
-#   a whole number with a leading zero is decimal (it was read as octal);
+#   a whole number with a leading zero is decimal (it was read as octal); an empty TMPDIR is none;
 #   a file far larger than a code map or a saved case is refused on its size, before it is read
 #   (replay read a 300 MiB file whole first, --map JSON had no limit at all);
 #   a code map in a large safetensors file costs its own bytes, and checkpoint inspect checks a
@@ -40,6 +40,12 @@ grep -q 'quant\\nerror: forged' "$work/err.txt" || { cat "$work/err.txt"; fail "
 "$bitparity" drift --optimizer sgd --steps 010 --elements 010 --seed 010 >"$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "leading zeros: exit $?"; }
 grep -q "1 runs of 10 steps x 10 elements on cpu, seed 10$" "$work/out.txt" || { head -n 2 "$work/out.txt"; fail "leading zeros: read as octal"; }
 "$bitparity" state-plan --size 4096 --block-size 064 >"$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "--block-size 064: exit $?"; }
+
+# An empty TMPDIR is no TMPDIR (P11's checkpoint folder failed with exit 3 after the table began).
+if [ "$safetensors" = safetensors ]; then
+  TMPDIR="" "$bitparity" sharded --property P11 --optimizer adam --dtype f32 --states 32 --layout zero-3 >"$work/out.txt" 2>&1 ||
+    { cat "$work/out.txt"; fail "TMPDIR='': exit $?"; }
+fi
 
 # A 40 MiB JSON map (sparse) is refused on its size.
 truncate -s 40M "$work/huge.json"
