@@ -354,7 +354,7 @@ int run_check_command(const CheckCommand& command) {
   if (command.json_given) {
     nlohmann::json document = check_document(rows, options, plan.size(), skipped);
     if (!findings.empty()) document["findings"] = findings_json(findings);
-    write_result_file(command.json_path, document.dump(2) + "\n");
+    write_result_file(command.json_path, json_file_text(document));
     std::printf("results: %s\n", command.json_path.c_str());
   } else {
     std::printf("results: printed only (add --json FILE to keep them)\n");

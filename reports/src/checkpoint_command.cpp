@@ -122,7 +122,7 @@ int run_checkpoint_command(const CheckpointCommand& command) {
                                      {"bytes", file_bytes},           {"header_bytes", file.header_bytes},
                                      {"bitparity_checkpoint", ours},           {"metadata", metadata},
                                      {"tensors", tensors},                     {"corrupt_tensors", bad}};
-    write_result_file(command.json, document.dump(2) + "\n");
+    write_result_file(command.json, json_file_text(document));
   }
   return bad.empty() ? exit_passed : exit_failed;
 }

@@ -343,7 +343,7 @@ int run_fuzz_command(const FuzzCommand& command) {
     all_runs.push_back(run);
     const nlohmann::json document = {{"schema", kStateSchema}, {"next_visit", totals.next_visit}, {"runs", all_runs}};
     try {
-      fixtures::write_file_atomically(state_path(options.corpus).string(), document.dump(1) + "\n");
+      fixtures::write_file_atomically(state_path(options.corpus).string(), json_file_text(document, 1));
       state_not_saved.clear();
     } catch (const fixtures::WriteFailure& error) {
       state_not_saved = error.what();
@@ -381,7 +381,7 @@ int run_fuzz_command(const FuzzCommand& command) {
                                      }()},
                                      {"new_corpus_cases", totals.new_cases},
                                      {"corpus", options.corpus}};
-    write_result_file(command.json_path, document.dump(2) + "\n");
+    write_result_file(command.json_path, json_file_text(document));
     std::printf("results: %s\n", command.json_path.c_str());
   }
   if (interrupted()) return interrupted_exit_code();

@@ -259,7 +259,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
                     {"failures", failures.size()}, {"seconds", seconds}, {"build", version_string()}});
     try {
       fixtures::write_file_atomically(state_path(command.corpus).string(),
-                                      nlohmann::json({{"schema", kStateSchema}, {"next_round", next_round}, {"runs", runs}}).dump(1) + "\n");
+                                      json_file_text(nlohmann::json({{"schema", kStateSchema}, {"next_round", next_round}, {"runs", runs}}), 1));
     } catch (const fixtures::WriteFailure& error) {
       if (!std::exchange(state_warned, true)) std::fprintf(stderr, "warning: the fuzz state was not saved: %s\n", error.what());
     }
@@ -404,7 +404,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
                                      {"failures", failures},
                                      {"new_corpus_cases", new_cases},
                                      {"corpus", command.corpus}};
-    write_result_file(command.json_path, document.dump(2) + "\n");
+    write_result_file(command.json_path, json_file_text(document));
     std::printf("results: %s\n", command.json_path.c_str());
   }
   if (interrupted()) return interrupted_exit_code();

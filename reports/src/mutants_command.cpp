@@ -197,7 +197,7 @@ int run_mutants_command(const MutantsCommand& command) {
                                {"kill_seconds", kill_times},
                                {"mutants", list}};
     if (interrupted()) document["interrupted"] = interrupt_name();
-    write_result_file(command.json_path, document.dump(2) + "\n");
+    write_result_file(command.json_path, json_file_text(document));
     std::printf("results: %s\n", command.json_path.c_str());
   }
   if (interrupted()) return interrupted_exit_code();

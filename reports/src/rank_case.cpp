@@ -14,6 +14,7 @@
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/saved_case.hpp"
 #include "bitparity/reports/errors.hpp"
+#include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/text_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "rank_mutants.hpp"
@@ -227,7 +228,7 @@ SavedRankCase save_rank_case(const std::string& corpus, const RankCase& saved, c
   SavedRankCase result{(folder / name).string(), false};
   std::error_code error;
   if (fs::exists(result.file, error)) return result;
-  fixtures::write_file_atomically(result.file, rank_case_document(saved, found).dump(1) + "\n");
+  fixtures::write_file_atomically(result.file, json_file_text(rank_case_document(saved, found), 1));
   result.added = true;
   return result;
 }

@@ -225,9 +225,8 @@ int run_replay_command(const ReplayCommand& command) {
               static_cast<long long>(skipped), static_cast<long long>(invalid),
               interrupted() ? (std::string(", interrupted by ") + interrupt_name()).c_str() : "");
   if (command.json_given) {
-    write_result_file(command.json_path, nlohmann::json({{"schema", "bitparity.replay/1"}, {"bitparity", version_string()},
-                                                         {"complete", !interrupted()}, {"results", results}})
-                                                 .dump(2) + "\n");
+    write_result_file(command.json_path, json_file_text(nlohmann::json({{"schema", "bitparity.replay/1"}, {"bitparity", version_string()},
+                                                         {"complete", !interrupted()}, {"results", results}})));
     std::printf("results: %s\n", command.json_path.c_str());
   }
   if (interrupted()) return interrupted_exit_code();

@@ -147,7 +147,7 @@ int run_report_command(const ReportCommand& command) {
   const bool passed = apply_gate(report, baseline.is_null() ? nullptr : &baseline, command.baseline);
   const fs::path out(command.out);
   // The three change together: a failed rename leaves the earlier report whole, not mixed.
-  write_result_files({{(out / "report.json").string(), report.dump(1) + "\n"},
+  write_result_files({{(out / "report.json").string(), json_file_text(report, 1)},
                       {(out / "report.md").string(), report_markdown(report)},
                       {(out / "report.html").string(), report_html(report)}});
   const auto& gate = report.at("gate");

@@ -74,6 +74,10 @@ void check_result_apart_from_input(const std::string& option, const std::string&
                    (same ? "the results would replace" : "holds this run's own files") + "; write the results elsewhere");
 }
 
+std::string json_file_text(const nlohmann::json& document, int indent) {
+  return document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 void write_result_file(const std::string& path, const std::string& text) {
   try {
     fixtures::write_file_atomically(path, text);

@@ -71,7 +71,7 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
                                        {"communicator", communicator_name(plan.communicator)},
                                        {"ranks", ranks},
                                        {"results", results}};
-      write_result_file(command.json, document.dump(2) + "\n");
+      write_result_file(command.json, json_file_text(document));
     }
   }
   return exit_passed;

@@ -464,7 +464,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                                  {"summary", {{"rows", rows.size()}, {"failed_rows", failed_rows}, {"wrong_elements", total_wrong}}},
                                  {"results", results}};
       if (!plan.hunted_mutant.empty()) document["mutant"] = {{"name", plan.hunted_mutant}, {"killed", total_wrong > 0}};
-      write_result_file(command.json, document.dump(2) + "\n");
+      write_result_file(command.json, json_file_text(document));
     }
   }
   if (!plan.hunted_mutant.empty()) return total_wrong > 0 ? exit_passed : exit_failed;

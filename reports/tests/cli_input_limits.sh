@@ -2,6 +2,7 @@
 # Inputs found by a sweep of bad input (each failed before its fix):
 #   a newline in an argument stays inside the one error line (it was echoed raw, forging a line);
 #   a whole number with a leading zero is decimal (it was read as octal); an empty TMPDIR is none;
+#   a file name that is not UTF-8 reaches the results file (its dump failed: exit 5);
 #   a file far larger than a code map or a saved case is refused on its size, before it is read
 #   (replay read a 300 MiB file whole first, --map JSON had no limit at all);
 #   a code map in a large safetensors file costs its own bytes, and checkpoint inspect checks a
@@ -105,6 +106,13 @@ code=$?
 [ "$code" -eq 2 ] && tail -n 1 "$work/out.txt" | grep -q "^error: .*unknown-mutant.json: its implementation mutant:nosuch cannot be made here" ||
   { cat "$work/out.txt"; fail "unknown mutant in a case: exit $code"; }
 grep -q "kills mutant" "$work/out.txt" && fail "unknown mutant in a case: the other case ran first"
+
+# A file name that is not UTF-8 is written into the results as U+FFFD (the dump failed after the
+# run: exit 5, no results file).
+cp "$corpus_case" "$work/"$'case\xfe.json'
+"$bitparity" replay "$work/"$'case\xfe.json' --json "$work/not-utf8.json" >"$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "non-UTF-8 name: exit $?"; }
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["results"][0]["file"].endswith("case\ufffd.json"), r' "$work/not-utf8.json" ||
+  fail "non-UTF-8 name: the results file does not hold the case"
 
 refused() {  # refused PATTERN ARGS...
   local pattern=$1; shift

@@ -2,6 +2,7 @@
 // Results files are never half-written: the text goes to a temporary file in the same folder,
 // every write is checked, the file is fsynced and renamed over the target. An earlier good file
 // survives a kill, a full disk or a refused write.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,10 @@ void check_result_path(const std::string& option, const std::string& path);
 // state) or be read as one later (a case folder). `what` names the input in the message.
 void check_result_apart_from_input(const std::string& option, const std::string& path, const std::string& input,
                                    const std::string& what);
+
+// A JSON document as a results file's text (indented, newline-terminated). Bytes that are not UTF-8
+// (a path's name in another encoding) become U+FFFD instead of failing the dump after the work.
+std::string json_file_text(const nlohmann::json& document, int indent = 2);
 
 // Writes `text` to `path` atomically. Throws WriteError naming the path and the reason.
 void write_result_file(const std::string& path, const std::string& text);
