@@ -252,7 +252,7 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
       ->transform(seed_value())
       ->each([&command](const std::string&) { command.seed_given = true; });
   fuzz->add_option("--first-visit", command.first_visit, "start the round-robin here (default: where the corpus state left off)")
-      ->transform(integer_in(0, std::int64_t{1} << 50));
+      ->transform(integer_in(0, kLastFirstVisit));
   fuzz->add_flag("--stop-on-failure", command.stop_on_failure, "stop at the first failure");
   fuzz->add_option("--json", command.json_path, "write the summary as JSON to this file (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
@@ -314,6 +314,10 @@ int run_fuzz_command(const FuzzCommand& command) {
   const nlohmann::json state = read_state(options.corpus);
   options.first_visit = command.first_visit >= 0 ? command.first_visit : state.value("next_visit", std::int64_t{0});
   options.visits = command.visits;
+  if (options.first_visit + options.visits > kLastFirstVisit) {
+    throw UsageError("--first-visit " + std::to_string(options.first_visit) + " with --visits " + std::to_string(options.visits) +
+                     " ends past visit 2^50, where the round-robin stops (the next run could not resume); start earlier or visit fewer");
+  }
   options.seed = command.seed_given ? command.seed : (std::random_device{}() * 0x100000001ull ^ std::random_device{}()) >> 1;
   const std::size_t known_cases = properties::corpus_case_files(options.corpus).size();
   std::printf("bitparity fuzz: %zu units (property x target x implementation) on %s, budget %s%s, %d job%s, seed %llu, "

@@ -14,8 +14,14 @@ nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::str
   const std::string text = read_text_file(path, 64 * kMiB, "a fuzz state (" + schema + "), or remove it to start afresh");
   const nlohmann::json state = nlohmann::json::parse(text, nullptr, false);
   if (state.is_discarded() || !state.is_object() || state.value("schema", "") != schema || !state.contains(position_key) ||
-      !state.at(position_key).is_number_unsigned()) {
+      !state.at(position_key).is_number_unsigned() || (state.contains("runs") && !state.at("runs").is_array())) {
     throw UsageError(path.string() + " is not a fuzz state (" + schema + "); remove it to start the round-robin from the beginning");
+  }
+  // The workers and the rerun hints take the position as --first-visit, which stops at 2^50 (a
+  // larger one failed every visit as "visit -1", and one near 2^63 overflowed when saved).
+  if (state.at(position_key).get<std::uint64_t>() > kLastFirstVisit) {
+    throw UsageError(path.string() + ": its " + position_key + " " + std::to_string(state.at(position_key).get<std::uint64_t>()) +
+                     " is past 2^50, the last position --first-visit takes; give --first-visit N, or remove the file to start afresh");
   }
   return state;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The round-robin state a fuzz run leaves in its corpus (CORPUS/fuzz-state*.json), read back by
 // the next run on that corpus so that it continues where the last one stopped.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -8,8 +9,12 @@
 
 namespace bitparity::reports {
 
+// The last position --first-visit takes, and so the last one a state may hold.
+inline constexpr std::int64_t kLastFirstVisit = std::int64_t{1} << 50;
+
 // The state at `path`, or an empty object when there is none. Throws UsageError when the file is
-// not of `schema` or lacks the whole-number position `position_key`.
+// not of `schema`, lacks the whole-number position `position_key` (at most kLastFirstVisit), or has
+// "runs" that is not a list.
 nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::string& schema, const std::string& position_key);
 
 }  // namespace bitparity::reports

@@ -2,7 +2,8 @@
 # Inputs found by a sweep of bad input (each failed before its fix):
 #   a newline in an argument stays inside the one error line (it was echoed raw, forging a line);
 #   a whole number with a leading zero is decimal (it was read as octal); an empty TMPDIR is none;
-#   a file name that is not UTF-8 reaches the results file (its dump failed: exit 5);
+#   a file name that is not UTF-8 reaches the results file (its dump failed: exit 5); fuzz states
+#   that no run can continue from are refused before any visit;
 #   a file far larger than a code map or a saved case is refused on its size, before it is read
 #   (replay read a 300 MiB file whole first, --map JSON had no limit at all);
 #   a code map in a large safetensors file costs its own bytes, and checkpoint inspect checks a
@@ -120,6 +121,18 @@ refused() {  # refused PATTERN ARGS...
   code=$?
   [ "$code" -eq 2 ] && tail -n 1 "$work/refused.txt" | grep -q "^error: .*$pattern" || { cat "$work/refused.txt"; fail "not refused with '$pattern' (exit $code)"; }
 }
+# Fuzz states a run cannot continue from are refused before any visit (a "runs" that is no list
+# ended in exit 5 after the header; a position past 2^50 failed every visit, or overflowed).
+mkdir -p "$work/states"
+echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 3, "runs": 5}' >"$work/states/fuzz-state.json"
+refused "states/fuzz-state.json is not a fuzz state" fuzz --corpus "$work/states" --budget 1s
+echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 1125899906842625}' >"$work/states/fuzz-state.json"
+refused "its next_visit 1125899906842625 is past 2.50" fuzz --corpus "$work/states" --budget 1s
+if [ "$safetensors" = safetensors ]; then
+  echo '{"schema": "bitparity.fuzz-over-ranks-state/1", "next_round": 9223372036854775807}' >"$work/states/fuzz-state-over-ranks.json"
+  refused "its next_round 9223372036854775807 is past 2.50" fuzz --suite sharded --corpus "$work/states" --budget 1s
+fi
+refused "--first-visit 1125899906842624 with --visits 3 ends past visit 2.50" fuzz --corpus "$work/fresh" --first-visit 1125899906842624 --visits 3
 refused "the --size values add up to more than 2^50 elements" state-plan --size 1125899906842624 --size 1125899906842624
 [ "$(nproc)" -ge 256 ] || refused "--jobs 256 is more than this machine's [0-9]* hardware threads" fuzz --jobs 256 --budget 1s --corpus "$work/corpus"
 refused "unknown mutant 'nosuch'; .bitparity list. names" check --implementation mutant:nosuch
