@@ -1,5 +1,8 @@
 #include "bitparity/reports/cli_checks.hpp"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -75,12 +78,21 @@ void refuse_repeats(const std::string& option, const std::vector<std::string>& v
 std::uint64_t available_memory_bytes() {
   std::ifstream meminfo("/proc/meminfo");
   std::string key;
-  std::uint64_t kib = 0;
+  std::uint64_t kib = 0, available = 0;
   std::string unit;
   while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
+    if (key == "MemAvailable:") {
+      available = kib * 1024;
+      break;
+    }
   }
-  return 0;
+  // An address-space limit (`ulimit -v`, a batch system's) is the memory this process can have.
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const auto cap = static_cast<std::uint64_t>(limit.rlim_cur);
+    available = available == 0 ? cap : std::min(available, cap);
+  }
+  return available;
 }
 
 void check_memory(const std::string& what, double bytes_needed, double bytes_per_unit, const std::string& unit_option) {

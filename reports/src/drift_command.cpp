@@ -32,6 +32,10 @@ namespace {
 // states as MPFR numbers (about 100 bytes each with their limbs), plus the fp32 tensors and
 // gradients. Measured about 0.6 KiB per element; 1 KiB leaves room.
 constexpr double kDriftBytesPerElement = 1024.0;
+// And every step's figures, kept for the summary and the JSON of every run: measured 2.6 KiB per
+// step (3.4 KiB with --json) for the largest summaries; 4 KiB leaves room. (--steps 10^7 passed the
+// element check and ran out of memory minutes later.)
+constexpr double kDriftBytesPerStep = 4096.0;
 
 // "NAME=VALUE" with a decimal or hex value, whole: the parts or a one-line reason.
 std::pair<std::string, double> parse_setting(const std::string& text) {
@@ -149,9 +153,13 @@ int run_drift_command(const DriftCommand& command) {
   const auto iut = fixtures::make_implementation(command.device);
   check_memory("drift --elements " + std::to_string(command.elements),
                kDriftBytesPerElement * static_cast<double>(command.elements), kDriftBytesPerElement, "--elements");
+  const std::int64_t runs = static_cast<std::int64_t>(kinds.size() * dtypes.size());
+  check_memory("drift of " + std::to_string(runs) + " run(s) x " + std::to_string(command.steps) + " steps",
+               kDriftBytesPerElement * static_cast<double>(command.elements) +
+                   kDriftBytesPerStep * static_cast<double>(runs) * static_cast<double>(command.steps),
+               kDriftBytesPerStep * static_cast<double>(runs), "--steps");
   if (command.json_given) check_result_path("--json", command.json_path);
 
-  const std::int64_t runs = static_cast<std::int64_t>(kinds.size() * dtypes.size());
   std::printf("bitparity drift: %lld runs of %lld steps x %lld elements on %s, seed %llu\n\n", static_cast<long long>(runs),
               static_cast<long long>(command.steps), static_cast<long long>(command.elements), command.device.c_str(),
               static_cast<unsigned long long>(command.seed));

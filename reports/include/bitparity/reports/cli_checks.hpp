@@ -20,7 +20,8 @@ CLI::Validator seed_value();
 
 // Refuses a list that names one thing twice: "--device cpu given twice; give each once".
 void refuse_repeats(const std::string& option, const std::vector<std::string>& values);
-// Physical memory available now, in bytes (MemAvailable), or 0 when unknown.
+// Memory available now, in bytes: MemAvailable, or the address-space limit (ulimit -v) where that
+// is smaller; 0 when neither is known.
 std::uint64_t available_memory_bytes();
 // Refuses a run that needs more than half the available memory, naming the largest that fits.
 void check_memory(const std::string& what, double bytes_needed, double bytes_per_unit, const std::string& unit_option);
