@@ -76,7 +76,10 @@ ShardedCommand sharded_command_of_check(const CheckCommand& check) {
   sharded.maps = check.maps;
   sharded.seed = asked.seed;
   if (check.cases_given) sharded.cases = asked.cases_per_block_size;
-  if (check.json_given) sharded.json = check.json_path;
+  if (check.json_given) {
+    sharded.json = check.json_path;
+    sharded.json_given = true;
+  }
   return sharded;
 }
 

@@ -18,6 +18,7 @@
 #include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "sharded_plan.hpp"
@@ -410,7 +411,13 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
   std::unique_ptr<TemporaryFolder> checkpoint_folder;
   std::vector<ShardedRow> rows;
   std::int64_t case_number = 0, total_wrong = 0, failed_rows = 0;
+  bool stopped = false;  // by SIGINT or SIGTERM, on this rank or another
   for (const ShardedRowPlan& p : plan.rows) {
+    // Every rank stops before the same row: a signal may reach one rank only (a kill of its pid).
+    if (world.communicator().all_reduce_any(interrupted())) {
+      stopped = true;
+      break;
+    }
     if (p.property == "P11" && implementations.checkpoint_dir.empty()) {
       implementations.checkpoint_dir = make_checkpoint_folder(world, checkpoint_folder);
     }
@@ -441,6 +448,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     rows.push_back(row);
   }
   world.communicator().barrier();
+  const std::string stop_reason = interrupted() ? interrupt_name() : "a signal to another rank";
   if (lead) {
     for (const ShardedRow& row : rows) {
       if (row.wrong() == 0) continue;
@@ -448,8 +456,10 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                   row.plan->target().c_str(), dtype_name(row.plan->dtype), row.plan->layout_name().c_str(), size,
                   row.counterexample.c_str(), replay_command(row, command, plan, size).c_str());
     }
-    std::printf("\nsummary: %zu rows on %d ranks, %lld failed, %lld wrong elements (summed over ranks)\n", rows.size(), size,
-                static_cast<long long>(failed_rows), static_cast<long long>(total_wrong));
+    std::printf("\nsummary: %zu rows on %d ranks, %lld failed, %lld wrong elements (summed over ranks)%s\n", rows.size(), size,
+                static_cast<long long>(failed_rows), static_cast<long long>(total_wrong),
+                stopped ? (", interrupted by " + stop_reason + ": " + std::to_string(plan.rows.size() - rows.size()) + " rows not run").c_str()
+                        : "");
     if (!plan.hunted_mutant.empty()) std::printf("mutant %s: %s\n", plan.hunted_mutant.c_str(), total_wrong > 0 ? "killed" : "SURVIVED");
     std::fflush(stdout);
     if (!command.json.empty()) {
@@ -462,11 +472,15 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                                  {"communicator", communicator_name(plan.communicator)},
                                  {"ranks", ranks},
                                  {"summary", {{"rows", rows.size()}, {"failed_rows", failed_rows}, {"wrong_elements", total_wrong}}},
+                                 {"complete", !stopped},
                                  {"results", results}};
+      if (stopped) document["interrupted"] = stop_reason;
       if (!plan.hunted_mutant.empty()) document["mutant"] = {{"name", plan.hunted_mutant}, {"killed", total_wrong > 0}};
       write_result_file(command.json, json_file_text(document));
     }
   }
+  // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
+  if (stopped) return interrupted() ? interrupted_exit_code() : 128 + SIGTERM;
   if (!plan.hunted_mutant.empty()) return total_wrong > 0 ? exit_passed : exit_failed;
   return total_wrong == 0 ? exit_passed : exit_failed;
 }

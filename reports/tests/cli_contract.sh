@@ -72,6 +72,22 @@ case "$case_name" in
     grep -q '"interrupted": "SIGTERM"' out.json || fail "results do not name the signal"
     grep -q "interrupted by SIGTERM" log.txt || fail "no interruption line"
     ;;
+  sigint-stops-sharded-rows)
+    # The runner over ranks checks for a signal before each row, on every rank alike (it ran on to
+    # the end and exited 0).
+    "$bin" sharded --help >/dev/null 2>&1 || { echo "no sharded runner in this build (no Open MPI)"; exit 0; }
+    "$bin" sharded --cases 50 --json out.json >log.txt 2>&1 &
+    pid=$!
+    sleep 4
+    kill -INT "$pid"
+    wait "$pid"
+    code=$?
+    tail -2 log.txt
+    [ "$code" -eq 130 ] || fail "exit $code, expected 130"
+    grep -q "interrupted by SIGINT: [0-9]* rows not run" log.txt || fail "the summary does not say it was interrupted"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["interrupted"] == "SIGINT" and d["results"], d["summary"]' out.json ||
+      fail "the JSON is not marked incomplete, or holds no row"
+    ;;
   require-gpu-fails-without-one)
     if has_gpu; then echo "a GPU is present: nothing to show"; exit 0; fi
     "$bin" check --suite conversions --require-gpu >log.txt 2>&1
