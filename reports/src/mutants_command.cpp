@@ -33,7 +33,10 @@ struct Selection {
   std::size_t size() const { return in_process.size() + over_ranks.size(); }
 };
 
-Selection selected_mutants(const std::vector<std::string>& only) {
+Selection selected_mutants(const std::vector<std::string>& given) {
+  // NAME and mutant:NAME are one mutant: a repeat either way is refused (it was hunted twice).
+  std::vector<std::string> only;
+  for (const auto& name : given) only.push_back(name.starts_with("mutant:") ? name.substr(7) : name);
   refuse_repeats("--only", only);
   const auto& catalogue = fixtures::mutant_catalogue();
   Selection chosen;
@@ -69,7 +72,9 @@ struct Outcome {
 void add_mutants_command(CLI::App& app, MutantsCommand& command) {
   auto* mutants = app.add_subcommand("mutants", "run the properties against every catalogued mutant; those of the sharded driver, quantized storage "
                                                 "and checkpoints over 3 ranks (mpirun, or BITPARITY_MPIRUN)");
-  mutants->add_option("--seconds", command.seconds, "time budget per mutant (default 30)")->check(seconds_in(86400));
+  mutants->add_option("--seconds", command.seconds, "time budget per mutant (default 30)")->check(seconds_in(86400).description("SECONDS in (0, 86400]"))
+      ->check(CLI::Validator([](std::string& text) { return std::strtod(text.c_str(), nullptr) > 0 ? "" : "must be above 0, got '" + text + "'"; },
+                             ""));
   mutants->add_option("--seed", command.seed, "hunt seed (default 1)")->transform(seed_value());
   mutants->add_option("--json", command.json_path, "write the results as JSON to this file (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
@@ -77,7 +82,6 @@ void add_mutants_command(CLI::App& app, MutantsCommand& command) {
 }
 
 int run_mutants_command(const MutantsCommand& command) {
-  if (command.seconds <= 0) throw UsageError("--seconds must be above 0 for mutants, got 0");
   const Selection chosen = selected_mutants(command.only);
   std::string no_launcher;
   const std::string launcher = chosen.over_ranks.empty() ? std::string() : mpi_launcher(no_launcher);
