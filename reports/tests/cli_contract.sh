@@ -9,6 +9,20 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 has_gpu() { "$bin" list | grep -q '^  cuda:'; }
+# interrupted_run SIGNAL AFTER_SECONDS EXPECTED_EXIT ARGS...: the run, signalled, ends with that exit
+# (its output in log.txt).
+interrupted_run() {
+  local signal=$1 after=$2 expected=$3
+  shift 3
+  "$bin" "$@" >log.txt 2>&1 &
+  local pid=$!
+  sleep "$after"
+  kill -"$signal" "$pid"
+  wait "$pid"
+  local code=$?
+  tail -4 log.txt
+  [ "$code" -eq "$expected" ] || fail "SIG$signal: exit $code, expected $expected"
+}
 
 case "$case_name" in
   full-disk-keeps-previous-file)
@@ -60,14 +74,7 @@ case "$case_name" in
     echo "ok: the link kept, five inputs refused as results"
     ;;
   sigterm-writes-complete-rows)
-    "$bin" check --seconds 120 --json out.json >log.txt 2>&1 &
-    pid=$!
-    sleep 5
-    kill -TERM "$pid"
-    wait "$pid"
-    code=$?
-    tail -4 log.txt
-    [ "$code" -eq 143 ] || fail "exit $code, expected 143"
+    interrupted_run TERM 5 143 check --seconds 120 --json out.json
     grep -q '"complete": false' out.json || fail "results not marked incomplete"
     grep -q '"interrupted": "SIGTERM"' out.json || fail "results do not name the signal"
     grep -q "interrupted by SIGTERM" log.txt || fail "no interruption line"
@@ -76,14 +83,7 @@ case "$case_name" in
     # The runner over ranks checks for a signal before each row, on every rank alike (it ran on to
     # the end and exited 0).
     "$bin" sharded --help >/dev/null 2>&1 || { echo "no sharded runner in this build (no Open MPI)"; exit 0; }
-    "$bin" sharded --cases 50 --json out.json >log.txt 2>&1 &
-    pid=$!
-    sleep 4
-    kill -INT "$pid"
-    wait "$pid"
-    code=$?
-    tail -2 log.txt
-    [ "$code" -eq 130 ] || fail "exit $code, expected 130"
+    interrupted_run INT 4 130 sharded --cases 50 --json out.json
     grep -q "interrupted by SIGINT: [0-9]* rows not run" log.txt || fail "the summary does not say it was interrupted"
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["interrupted"] == "SIGINT" and d["results"], d["summary"]' out.json ||
       fail "the JSON is not marked incomplete, or holds no row"
