@@ -208,15 +208,13 @@ json encode_input(float value) { return encode_float(value, DType::f32); }
 void decode_input(const json& j, float& value) { value = decode_float(j, DType::f32); }
 
 json encode_input(DType value) { return dtype_name(value); }
-// A recorded dtype is one the property draws: a float dtype (u8 and packed4 are storage, never an
-// input or an output of the entry points; a case holding them was counted as a violation or a kill).
 void decode_input(const json& j, DType& value) {
   if (!j.is_string()) throw CaseFileError("a dtype must be a string (f32, f16, bf16), got " + j.dump());
-  const std::string text = j.get<std::string>();
-  if (text != "f32" && text != "f16" && text != "bf16") {
-    throw CaseFileError("dtype '" + text + "' is not a float dtype; use f32, f16 or bf16");
+  try {
+    value = parse_dtype(j.get<std::string>());
+  } catch (const Error& error) {
+    throw CaseFileError(error.what());
   }
-  value = parse_dtype(text);
 }
 
 json encode_input(const CodesInput& value) { return value.codes; }

@@ -94,6 +94,11 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
   }
   // Every input is drawn before anything runs: a replay that gets further than the failure needs them all.
   const DType out_dtype = drawn<DType>(t, stats, "out_dtype", [&] { return *rc::gen::elementOf(output_dtypes(t, fixtures::OperationFamily::dequantize)); });
+  // A saved case's output dtype is one dequantize writes: u8 and packed4 are storage (replay ran them,
+  // and the refusal counted as a violation on cpu and as a kill of a mutant).
+  if (out_dtype != DType::f32 && out_dtype != DType::f16 && out_dtype != DType::bf16) {
+    throw CaseFileError(std::string("dtype '") + dtype_name(out_dtype) + "' is not a float dtype; use f32, f16 or bf16");
+  }
   HostTensor input = HostTensor::contiguous(t.dtype, shape);
   fixtures::write_logical(input.view(), values);
   const QuantOutput out = run_quantize(*t.iut, input.view(), format, t.blocksize, {}, {});
