@@ -8,7 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iostream>
 #include <new>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/reports/cli_checks.hpp"
@@ -33,9 +37,34 @@ int exit_code_of(bitparity::ErrorCode code) {
   return code == bitparity::ErrorCode::cuda_failure ? exit_run_error : exit_bad_input;
 }
 
+// Whether stdout is a pipe or a socket: there, a failed write means the reader has gone (EPIPE; SIGPIPE
+// is ignored), which `| head` does on purpose. Anywhere else (a file, /dev/full, a terminal) it
+// means lost output: a full disk, a file-size limit, a device error.
+bool stdout_is_a_pipe() {
+  struct stat status {};
+  return ::fstat(STDOUT_FILENO, &status) == 0 && (S_ISFIFO(status.st_mode) || S_ISSOCK(status.st_mode));
+}
+
+// The command's exit code, unless stdout lost a write it should not have: then one line and exit 3
+// (a run that had already failed keeps its own code).
+int with_stdout_checked(int code) {
+  std::cout.flush();
+  const bool lost = (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout.good()) && !stdout_is_a_pipe();
+  if (!lost) return code;
+  print_error("standard output could not be written (a full disk, a file-size limit or a device error), so the printed results were "
+              "lost; send stdout to a writable place (files named by --json or --out were written)");
+  return code == exit_passed ? exit_write_failed : code;
+}
+
+int run_command(int argc, char** argv);
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) { return with_stdout_checked(run_command(argc, argv)); }
+
+namespace {
+
+int run_command(int argc, char** argv) {
   // Lines reach a log (or a pipe) as they are printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // A reader that closes stdout early (`| head`) must not end the run before its results file is
@@ -136,3 +165,5 @@ int main(int argc, char** argv) {
     return refuse("internal error: an unknown exception", exit_run_error);
   }
 }
+
+}  // namespace

@@ -9,6 +9,7 @@
 #   a code map in a large safetensors file costs its own bytes, and checkpoint inspect checks a
 #   large file in pieces (both read the whole file);
 #   a reader that closes stdout early leaves the results file written (SIGPIPE ended the run);
+#   stdout on a full device is exit 3, not a silent 0;
 #   a case file naming an unknown mutant is refused before any case runs (the others ran first);
 #   state-plan sizes whose total overflows, fuzz --jobs above the hardware threads and an unknown
 #   mutant given to check are refused (they printed negative totals, blamed a correct build for
@@ -92,6 +93,16 @@ fi
 code=${PIPESTATUS[0]}
 [ "$code" -eq 0 ] || fail "closed stdout: exit $code"
 python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['complete']" "$work/piped.json" || fail "closed stdout: no results file"
+
+# stdout on a full device: the table is lost, which exit 3 and one line say (it exited 0); the
+# results file is still written.
+if [ -w /dev/full ]; then
+  "$bitparity" check --suite quant --format nf4 --property P7 --cases 1 --json "$work/full-stdout.json" >/dev/full 2>"$work/err.txt"
+  code=$?
+  [ "$code" -eq 3 ] && [ "$(wc -l <"$work/err.txt")" -eq 1 ] && grep -q "^error: standard output could not be written" "$work/err.txt" ||
+    { cat "$work/err.txt"; fail "stdout on /dev/full: exit $code"; }
+  python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['complete']" "$work/full-stdout.json" || fail "stdout on /dev/full: no results file"
+fi
 
 # A case naming a mutant this build lacks is refused before any case runs (it ran the others first).
 corpus_case=$(dirname "$0")/../../properties/corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json
