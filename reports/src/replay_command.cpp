@@ -75,6 +75,22 @@ RankOutcome replay_over_ranks(const RankCase& saved, const std::string& implemen
   return {verdict, is_mutant == replay.failed, false};
 }
 
+// A case's inputs are read as its property draws them, so only running a case shows that they fit
+// it (a P7 out_dtype of u8, a list of the wrong length). Each case runs once on cpu, silently, before
+// any outcome is printed: a case that does not fit is refused up front, not after the others ran.
+// Any other failure is left to the run proper, which reports it on its own line.
+void check_case_inputs(const std::vector<Loaded>& cases, fixtures::Implementation& cpu) {
+  for (const auto& [path, saved] : cases) {
+    if (interrupted()) return;
+    try {
+      properties::replay_saved_case(saved, cpu, cpu);
+    } catch (const properties::CaseFileError& error) {
+      throw UsageError(path + ": " + error.what() + "; fix the file, or move it out of the corpus");
+    } catch (const std::exception&) {
+    }
+  }
+}
+
 }  // namespace
 
 void add_replay_command(CLI::App& app, ReplayCommand& command) {
@@ -148,6 +164,7 @@ int run_replay_command(const ReplayCommand& command) {
     }
   }
   const auto cpu = fixtures::make_implementation("cpu");
+  check_case_inputs(cases, *cpu);
   nlohmann::json results = nlohmann::json::array();
   std::int64_t held = 0, kills = 0, unexpected = 0, skipped = 0, invalid = 0;
   for (const auto& [path, saved] : cases) {

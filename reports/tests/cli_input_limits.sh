@@ -10,7 +10,8 @@
 #   large file in pieces (both read the whole file);
 #   a reader that closes stdout early leaves the results file written (SIGPIPE ended the run);
 #   stdout on a full device is exit 3, not a silent 0;
-#   a case file naming an unknown mutant is refused before any case runs (the others ran first);
+#   a case file naming an unknown mutant, or with inputs its property cannot take, is refused
+#   before any case runs (the others ran first);
 #   state-plan sizes whose total overflows, fuzz --jobs above the hardware threads and an unknown
 #   mutant given to check are refused (they printed negative totals, blamed a correct build for
 #   its machine's load, and called a misspelt mutant a mutant).
@@ -118,6 +119,20 @@ code=$?
 [ "$code" -eq 2 ] && tail -n 1 "$work/out.txt" | grep -q "^error: .*unknown-mutant.json: its implementation mutant:nosuch cannot be made here" ||
   { cat "$work/out.txt"; fail "unknown mutant in a case: exit $code"; }
 grep -q "kills mutant" "$work/out.txt" && fail "unknown mutant in a case: the other case ran first"
+# A case whose inputs do not fit its property (P7's out_dtype u8, found only as the property draws
+# it) is refused before any case runs, too (the others ran first, then exit 2).
+p7_case=$(dirname "$0")/../../properties/corpus/cases/P7-dynamic8-signed-f32-64-mutant.approximate-division-0d5de6b8bb9266e9.json
+python3 - "$p7_case" "$work/u8-out.json" <<'EOF'
+import json, sys
+case = json.load(open(sys.argv[1]))
+case["inputs"]["out_dtype"] = "u8"
+case.pop("fingerprint", None)
+json.dump(case, open(sys.argv[2], "w"))
+EOF
+"$bitparity" replay "$corpus_case" "$work/u8-out.json" >"$work/out.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && [ "$(wc -l <"$work/out.txt")" -eq 1 ] && grep -q "^error: .*u8-out.json: dtype 'u8' is not a float dtype" "$work/out.txt" ||
+  { cat "$work/out.txt"; fail "a case whose inputs do not fit: exit $code"; }
 
 # A file name that is not UTF-8 is written into the results as U+FFFD (the dump failed after the
 # run: exit 5, no results file).
