@@ -10,6 +10,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <regex>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,14 @@ constexpr const char* kCommands[] = {"check", "fuzz", "replay", "report", "mutan
 int refuse(const std::string& message, int code) {
   print_error(message);
   return code;
+}
+
+// CLI11's words for an option given more than once, said as the other refusals say things.
+std::string plain_parse_error(const std::string& text) {
+  static const std::regex repeated("^(--[A-Za-z0-9-]+): At Most 1 required but received ([0-9]+)$");
+  std::smatch match;
+  if (std::regex_match(text, match, repeated)) return match[1].str() + " given " + match[2].str() + " times; give it once";
+  return text;
 }
 
 int exit_code_of(bitparity::ErrorCode code) {
@@ -122,6 +131,11 @@ int run_command(int argc, char** argv) {
       return refuse("unknown command '" + first + "'; the commands are check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint and list (bitparity --help)",
                     exit_bad_input);
     }
+    // `checkpoint` has actions of its own; CLI11 would call a wrong one a missing one.
+    if (first == "checkpoint" && argc > 2 && !std::string(argv[2]).starts_with("-") && std::string(argv[2]) != "inspect") {
+      return refuse(std::string("unknown checkpoint action '") + argv[2] + "'; the one action is inspect (bitparity checkpoint inspect FILE)",
+                    exit_bad_input);
+    }
     app.require_subcommand(1);
     try {
       app.parse(argc, argv);
@@ -134,7 +148,7 @@ int run_command(int argc, char** argv) {
     } catch (const CLI::ParseError& error) {
       // After an option of its own the program has no command to name: its own help then.
       const std::string help = first.starts_with("-") ? "bitparity --help" : "bitparity " + first + " --help";
-      return refuse(std::string(error.what()) + " (" + help + " lists the options)", exit_bad_input);
+      return refuse(plain_parse_error(error.what()) + " (" + help + " lists the options)", exit_bad_input);
     }
     if (app.got_subcommand("check")) return run_check_command(check);
     if (app.got_subcommand("fuzz")) return run_fuzz_command(fuzz);

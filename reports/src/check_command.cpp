@@ -294,6 +294,10 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
 }
 
 int run_check_command(const CheckCommand& command) {
+  if (command.cases_given && command.requested.seconds > 0) {
+    throw UsageError("--cases and --seconds both given: --seconds shares a time budget among the rows and --cases fixes the cases "
+                     "per block size; give one of them");
+  }
   if (std::any_of(command.suite_names.begin(), command.suite_names.end(), is_suite_over_ranks)) {
     const ShardedCommand sharded = sharded_command_of_check(command);
     if (gpu_required(command.require_gpu)) require_usable_gpu();

@@ -28,17 +28,17 @@ bool parse_integer(const std::string& text, std::int64_t& value) {
 
 }  // namespace
 
-CLI::Validator seconds_in(double max) {
+CLI::Validator seconds_in(double max, double min) {
   return CLI::Validator(
-      [max](std::string& text) -> std::string {
+      [max, min](std::string& text) -> std::string {
         char* end = nullptr;
         const double value = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(value) || value < 0 || value > max) {
-          return "must be a finite number of seconds from 0 to " + shown(max) + ", got '" + text + "'";
+        if (text.empty() || *end != '\0' || !std::isfinite(value) || value < min || value > max) {
+          return "must be a finite number of seconds from " + shown(min) + " to " + shown(max) + ", got '" + text + "'";
         }
         return "";
       },
-      "SECONDS in [0, " + shown(max) + "]");
+      "SECONDS in [" + shown(min) + ", " + shown(max) + "]");
 }
 
 CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <sstream>
@@ -39,22 +40,28 @@ namespace {
 
 constexpr const char* kStateSchema = "bitparity.fuzz-state/1";
 
-// "60", "60s", "10m", "8h", "1h30m": seconds.
+// "60", "60s", "10m", "8h", "1h30m": seconds. Each unit once, from days down to seconds ("1h1h"
+// and "30m1h" are typing slips, not durations), and each number a plain decimal ("1.2.3" is not).
 double parse_budget(const std::string& text) {
-  const std::string usage = "--budget " + text + ": use a duration such as 60s, 10m, 8h or 1h30m (at most 30 days)";
+  const std::string usage = "--budget " + text + ": use a duration such as 60s, 10m, 8h or 1h30m, each unit once from d, h, m to s (at most 30 days)";
   if (text.empty()) throw UsageError(usage);
   double total = 0;
+  double last_unit = std::numeric_limits<double>::infinity();
   std::size_t at = 0;
   while (at < text.size()) {
     std::size_t end = at;
     while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
     if (end == at) throw UsageError(usage);
-    const double number = std::strtod(text.substr(at, end - at).c_str(), nullptr);
+    const std::string digits = text.substr(at, end - at);
+    char* parsed = nullptr;
+    const double number = std::strtod(digits.c_str(), &parsed);
+    if (*parsed != '\0') throw UsageError(usage);
     double unit = 1;
     if (end < text.size()) {
       const char c = text[end++];
       unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : c == 'd' ? 86400 : -1;
-      if (unit < 0) throw UsageError(usage);
+      if (unit < 0 || unit >= last_unit) throw UsageError(usage);
+      last_unit = unit;
     } else if (at != 0) {
       throw UsageError(usage);  // "1h30": the last number needs its unit
     }
@@ -256,8 +263,9 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
   fuzz->add_flag("--stop-on-failure", command.stop_on_failure, "stop at the first failure");
   fuzz->add_option("--json", command.json_path, "write the summary as JSON to this file (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
+  // Below a second the supervisor's polls, not the option, would set the rate: a flood of lines.
   fuzz->add_option("--log-every", command.log_every, "seconds between progress lines when stderr is not a terminal (default 60)")
-      ->check(seconds_in(86400));
+      ->check(seconds_in(86400, 1));
   fuzz->add_flag("--require-gpu", command.require_gpu, "fail (exit 4) when no CUDA device is usable; also BITPARITY_REQUIRE_GPU=1");
   // Worker processes: started by the supervisor with the resolved options.
   fuzz->add_option("--worker", command.worker)->group("")->transform(integer_in(0, 255));

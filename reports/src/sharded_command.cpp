@@ -376,6 +376,11 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
                      "or add --grad-dtype none");
   }
   const std::vector<int> bits = command.state_bits.empty() ? std::vector<int>{32, 8} : command.state_bits;
+  for (std::size_t i = 0; i < bits.size(); ++i) {  // each would run its rows again
+    if (std::find(bits.begin(), bits.begin() + static_cast<std::ptrdiff_t>(i), bits[i]) != bits.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw UsageError("--states " + std::to_string(bits[i]) + " given twice");
+    }
+  }
   if (command.state_bits == std::vector<int>{8} && !kinds.empty() &&
       std::none_of(kinds.begin(), kinds.end(), [](OptimizerKind k) { return has_8bit_variant(k); })) {
     throw UsageError("none of the selected optimizers has 8-bit states; drop --states 8 or choose another optimizer");

@@ -9,8 +9,8 @@
 
 namespace bitparity::reports {
 
-// A finite number of seconds in [0, max]; refuses nan, inf, negatives.
-CLI::Validator seconds_in(double max);
+// A finite number of seconds in [min, max]; refuses nan, inf, negatives.
+CLI::Validator seconds_in(double max, double min = 0);
 // An integer in [lo, hi], written in decimal (no wrap-around of -1, no 1e9). Give it to
 // ->transform(), not ->check(): it rewrites the text without leading zeros, which CLI11 would
 // otherwise read as octal (--steps 010 ran 8 steps, --seed 010 was seed 8).
