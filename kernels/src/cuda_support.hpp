@@ -112,6 +112,10 @@ inline const CodeTable* device_code_tables(int device, std::initializer_list<Qua
     check(cudaMalloc(&pointer, sizeof(CodeTable) * tables.size()), "cudaMalloc (code tables)");
     check(cudaMemcpy(pointer, tables.data(), sizeof(CodeTable) * tables.size(), cudaMemcpyHostToDevice),
           "cudaMemcpy (code tables)");
+    // From pageable memory, cudaMemcpy may return before the DMA lands, ordered only on the legacy
+    // stream: a kernel on a caller's non-blocking stream could read a half-written table. Once per
+    // device and list of formats.
+    check(cudaDeviceSynchronize(), "cudaMemcpy (code tables)");
   }
   return static_cast<const CodeTable*>(pointer);
 }

@@ -95,6 +95,8 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock, kMinBlocksPerSm8<K>) o
       optim8_store_contiguous<K, D>(p, tables, indexes, new_absmax, nonfinite, i,
                                     optim8_element_contiguous<K, D>(p, values, old_absmax, i));
     }
+    // Every lane read the old absmax at the block's start; lane 0 replaces it only after them all.
+    __syncwarp();
     if (lane == 0) {
       for (int k = 0; k < states; ++k) p.absmax[k][b] = new_absmax[k];
     }
