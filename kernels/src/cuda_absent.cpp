@@ -23,7 +23,7 @@ void* allocate(int, std::int64_t) { unavailable(); }
 void release(void*) {}
 void copy_to_device(int, void*, const void*, std::int64_t, void*) { unavailable(); }
 void copy_to_host(int, void*, const void*, std::int64_t, void*) { unavailable(); }
-void* create_stream(int) { unavailable(); }
+void* create_stream(int, bool) { unavailable(); }
 void destroy_stream(void*) {}
 void copy_on_device(int, void*, const void*, std::int64_t) { unavailable(); }
 bool gradient_has_nonfinite(int, const OptimizerParams&, const LaunchConfig&) { unavailable(); }

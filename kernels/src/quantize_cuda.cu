@@ -622,10 +622,10 @@ void copy_to_host(int device, void* destination, const void* source, std::int64_
   check(cudaStreamSynchronize(queue), "cudaMemcpy D2H");
 }
 
-void* create_stream(int device) {
+void* create_stream(int device, bool non_blocking) {
   check(cudaSetDevice(device), "cudaSetDevice");
   cudaStream_t stream = nullptr;
-  check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  check(cudaStreamCreateWithFlags(&stream, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault), "cudaStreamCreate");
   return stream;
 }
 

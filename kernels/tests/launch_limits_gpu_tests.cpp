@@ -24,7 +24,7 @@ const LaunchConfig kWidest{1024, 0, 0};
 // A stream of the test's own on device 0.
 class OwnStream {
  public:
-  OwnStream() : stream_(cuda::create_stream(0)) {}
+  explicit OwnStream(bool non_blocking = false) : stream_(cuda::create_stream(0, non_blocking)) {}
   ~OwnStream() { cuda::destroy_stream(stream_); }
   OwnStream(const OwnStream&) = delete;
   OwnStream& operator=(const OwnStream&) = delete;
@@ -164,6 +164,42 @@ TEST(LaunchLimitsGpu, OptimizerStepsWithTheWidestBlocks) {
     EXPECT_EQ(results[0], results[1]) << info.name << ": the widest launch changed a bit";
     EXPECT_EQ(results[0], results[2]) << info.name << ": the launch on a stream of its own changed a bit";
     EXPECT_EQ(results[0], results[3]) << info.name << ": a step asked not to synchronise changed a bit";
+  }
+}
+
+// The first call of a format in a process uploads its code table with a cudaMemcpy from pageable
+// memory, which may return before the copy lands and orders only the legacy default stream: a
+// kernel queued at once on a non-blocking stream could read a half-written table. The upload now
+// waits. Each test runs in a process of its own (gtest_discover_tests), so here every format's
+// first call is the one on the non-blocking stream; a race shows as codes that differ from the
+// same call made after the upload (not on every run: it is a race).
+TEST(LaunchLimitsGpu, FirstTablesUploadedForANonBlockingStream) {
+  BITPARITY_REQUIRE_CUDA();
+  const Device gpu = Device::cuda(0);
+  const OwnStream stream(true);
+  for (const auto& info : quant_formats()) {
+    const DType code_dtype = info.bits == 4 ? DType::packed4 : DType::u8;
+    const std::int64_t blocksize = 64, blocks = (kElements + blocksize - 1) / blocksize;
+    std::vector<std::uint8_t> results[2];
+    for (int run = 0; run < 2; ++run) {
+      LaunchConfig launch = run == 0 ? stream.launch() : LaunchConfig{};
+      launch.synchronize = false;
+      DeviceBytes input(float_bytes(kElements, 3.0f));
+      DeviceBytes codes(std::vector<std::uint8_t>(static_cast<std::size_t>(dtype_storage_bytes(code_dtype, kElements))));
+      DeviceBytes absmax(std::vector<std::uint8_t>(static_cast<std::size_t>(blocks * 4)));
+      DeviceBytes flags(std::vector<std::uint8_t>(static_cast<std::size_t>(blocks)));
+      const QuantizeOutputs outputs{contiguous_view(codes.get(), code_dtype, gpu, {kElements}),
+                                    contiguous_view(absmax.get(), DType::f32, gpu, {blocks}),
+                                    contiguous_view(flags.get(), DType::u8, gpu, {blocks})};
+      ASSERT_NO_THROW(quantize_blockwise(contiguous_view(input.get(), DType::f32, gpu, {kElements}), info.format, blocksize, outputs,
+                                         {}, launch))
+          << info.name;
+      // Read back on the stream the codes were written on: the default stream does not wait for a
+      // non-blocking one.
+      results[run].resize(static_cast<std::size_t>(dtype_storage_bytes(code_dtype, kElements)));
+      cuda::copy_to_host(0, results[run].data(), codes.get(), static_cast<std::int64_t>(results[run].size()), launch.cuda_stream);
+    }
+    EXPECT_EQ(results[0], results[1]) << info.name << ": the first call, on a non-blocking stream, gave other codes";
   }
 }
 

@@ -57,8 +57,9 @@ void release(void* pointer);
 // The copies are queued on `stream` (a cudaStream_t; null: the default stream) and waited for.
 void copy_to_device(int device, void* destination, const void* source, std::int64_t bytes, void* stream = nullptr);
 void copy_to_host(int device, void* destination, const void* source, std::int64_t bytes, void* stream = nullptr);
-// A stream of the device's own (blocking: the default stream still orders against it).
-void* create_stream(int device);
+// A stream of the device's own. Blocking: the legacy default stream still orders against it;
+// non-blocking (as PyTorch's side streams are): nothing on the default stream does.
+void* create_stream(int device, bool non_blocking = false);
 void destroy_stream(void* stream);
 // Device-to-device copy, synchronised: the bandwidth baseline of the benchmarks.
 void copy_on_device(int device, void* destination, const void* source, std::int64_t bytes);
