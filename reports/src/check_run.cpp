@@ -8,6 +8,7 @@
 
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/reports/cli_checks.hpp"
+#include "shell_words.hpp"
 
 namespace bitparity::reports {
 
@@ -158,14 +159,14 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
 
 std::string replay_command(const CheckRow& row, std::uint64_t seed) {
   std::string command =
-      program_name() + " check --suite " + std::string(fixtures::suite_name(row.suite)) + " --property " + row.property_id;
+      shell_word(program_name()) + " check --suite " + std::string(fixtures::suite_name(row.suite)) + " --property " + row.property_id;
   if (row.suite == fixtures::Suite::quant) command += " --format " + row.format;
   if (row.suite == fixtures::Suite::optim32 || row.suite == fixtures::Suite::optim8) command += " --optimizer " + row.format;
   command += " --dtype " + row.dtype + " --device " + row.device;
   if (row.failing_block_size > 0) command += " --block-size " + std::to_string(row.failing_block_size);
   command += " --seed " + std::to_string(seed);
   if (row.replay_cases > 0) command += " --cases " + std::to_string(row.replay_cases);
-  for (const auto& spec : row.map_specs) command += " --map " + spec;
+  for (const auto& spec : row.map_specs) command += " --map " + shell_word(spec);
   return command;
 }
 

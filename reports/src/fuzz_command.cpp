@@ -23,6 +23,7 @@
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/fuzz.hpp"
+#include "shell_words.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/progress.hpp"
 #include "bitparity/reports/result_file.hpp"
@@ -184,10 +185,11 @@ std::vector<std::string> worker_command(const FuzzOptions& options, int worker, 
 
 // The command that runs one visit again, alone (the same build gives the same cases).
 std::string rerun_command(const FuzzOptions& options, std::int64_t visit) {
-  std::string command = program_name() + " fuzz --jobs 1 --seed " + std::to_string(options.seed) + " --first-visit " +
-                        std::to_string(visit) + " --visits 1 --budget 1h --corpus " + options.corpus;
-  for (const auto& arg : selection_arguments(options)) command += " " + arg;
-  return command;
+  std::vector<std::string> words = {program_name(), "fuzz", "--jobs", "1", "--seed", std::to_string(options.seed), "--first-visit",
+                                    std::to_string(visit), "--visits", "1", "--budget", "1h", "--corpus", options.corpus};
+  const std::vector<std::string> selection = selection_arguments(options);
+  words.insert(words.end(), selection.begin(), selection.end());
+  return shell_words(words);
 }
 
 void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::size_t known_cases) {
@@ -210,8 +212,8 @@ void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::si
                 static_cast<long long>(failure.value("visit", std::int64_t{-1})), failure.value("violation", "").c_str());
     if (failure.contains("file")) {
       std::printf("  saved: %s%s\n  replay: %s replay %s\n", failure.value("file", "").c_str(),
-                  failure.value("added", false) ? "" : " (already in the corpus)", program_name().c_str(),
-                  failure.value("file", "").c_str());
+                  failure.value("added", false) ? "" : " (already in the corpus)", shell_word(program_name()).c_str(),
+                  shell_word(failure.value("file", "")).c_str());
       if (failure.value("reproduction", "") != "replays") {
         std::printf("  note: on a fresh instance the saved case %s\n", failure.value("reproduction", "").c_str());
       }
@@ -336,7 +338,7 @@ int run_fuzz_command(const FuzzCommand& command) {
               static_cast<long long>(options.first_visit), options.corpus.c_str(), known_cases);
   if (command.selection.suite_names.empty() && command.worker < 0) {
     std::fprintf(stderr, "note: the suites over ranks are fuzzed apart, through mpirun: %s fuzz --suite sharded --suite storage "
-                 "--suite resume\n", program_name().c_str());
+                 "--suite resume\n", shell_word(program_name()).c_str());
   }
   if (asked_all && std::none_of(options.implementations.begin(), options.implementations.end(),
                                 [](const std::string& name) { return name.starts_with("cuda:"); })) {

@@ -30,6 +30,7 @@
 #include "rank_case_shrink.hpp"
 #include "rank_mutants.hpp"
 #include "rank_runs.hpp"
+#include "shell_words.hpp"
 #include "temporary_folder.hpp"
 #if BITPARITY_HAS_MPI
 #include "sharded_plan.hpp"
@@ -277,7 +278,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
     const int cases = static_cast<int>(std::min<std::int64_t>(kMostCases, 1 + round / (properties_count * std::ssize(kWorlds))));
     const std::uint64_t round_seed = mix_seed(seed ^ mix_seed(static_cast<std::uint64_t>(round))) >> 1;
     std::vector<std::string> args = round_arguments(selection, property, cases, round_seed);
-    const std::string rerun = "mpirun -np " + std::to_string(world) + " " + program_name() + " " + shell_words(args);
+    const std::string rerun = "mpirun -np " + std::to_string(world) + " " + shell_word(program_name()) + " " + shell_words(args);
     args.insert(args.end(), {"--json", rows_file});
     fs::remove(rows_file);
     const double round_start = elapsed();
@@ -367,7 +368,8 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
     if (failure.contains("shrinking")) std::printf("  %s\n", shrinking_text(failure.at("shrinking")).c_str());
     if (failure.contains("file")) {
       std::printf("  saved: %s%s\n  replay: %s replay %s\n", failure.value("file", "").c_str(),
-                  failure.value("added", false) ? "" : " (already in the corpus)", program_name().c_str(), failure.value("file", "").c_str());
+                  failure.value("added", false) ? "" : " (already in the corpus)", shell_word(program_name()).c_str(),
+                  shell_word(failure.value("file", "")).c_str());
     }
     if (failure.contains("save_error")) std::printf("  NOT SAVED: %s\n", failure.value("save_error", "").c_str());
     std::printf("  rerun: %s\n", failure.value("rerun", "").c_str());

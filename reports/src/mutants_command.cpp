@@ -21,6 +21,7 @@
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "rank_mutants.hpp"
+#include "shell_words.hpp"
 #include "temporary_folder.hpp"
 
 namespace bitparity::reports {
@@ -151,7 +152,7 @@ int run_mutants_command(const MutantsCommand& command) {
     const auto hunt = properties::hunt_mutant(*mutant, command.seconds, command.seed);
     progress.finish();
     const Outcome outcome{hunt.killed, hunt.harness_error, false, hunt.property, hunt.target, hunt.counterexample,
-                          program_name() + " mutants --only " + mutant->name + " --seed " + std::to_string(command.seed),
+                          shell_words({program_name(), "mutants", "--only", mutant->name, "--seed", std::to_string(command.seed)}),
                           hunt.seconds};
     if (!record(mutant->name, mutant->description, mutant->killer, outcome, nullptr)) break;
   }

@@ -6,6 +6,7 @@
 
 #include "bitparity/reports/interrupt.hpp"
 #include "rank_runs.hpp"
+#include "shell_words.hpp"
 
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/checkpoint.hpp"

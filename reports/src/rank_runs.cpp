@@ -199,10 +199,4 @@ RankRows read_rank_rows(const std::string& rows_file, const RankRun& run, const 
   return rows;
 }
 
-std::string shell_words(const std::vector<std::string>& words) {
-  std::string text;
-  for (const auto& word : words) text += (text.empty() ? "" : " ") + word;
-  return text;
-}
-
 }  // namespace bitparity::reports

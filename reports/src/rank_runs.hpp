@@ -38,6 +38,4 @@ RankRows read_rank_rows(const std::string& rows_file, const RankRun& run, const 
 // The last line with text in `file` (a run's output), or "(it printed nothing)".
 std::string last_printed_line(const std::string& file);
 
-std::string shell_words(const std::vector<std::string>& words);
-
 }  // namespace bitparity::reports

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "../src/shell_words.hpp"
 #include "bitparity/reports/check_run.hpp"
 
 namespace bitparity::reports {
@@ -14,6 +15,17 @@ TEST(FormatRatio, NeverRoundsUpToOne) {
   EXPECT_EQ(format_ratio(2e-5), "2.0e-05");
   EXPECT_EQ(format_ratio(INFINITY), "inf");
   EXPECT_EQ(format_ratio(NAN), "nan");
+}
+
+TEST(ShellWords, QuoteOnlyWhatAShellWouldTreatSpecially) {
+  EXPECT_EQ(shell_word("--map"), "--map");
+  EXPECT_EQ(shell_word("/tmp/corpus-1/cases/P7-x.json"), "/tmp/corpus-1/cases/P7-x.json");
+  EXPECT_EQ(shell_word("mutant:nf4-ties"), "mutant:nf4-ties");
+  EXPECT_EQ(shell_word("my corpus"), "'my corpus'");
+  EXPECT_EQ(shell_word("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_word("$HOME"), "'$HOME'");
+  EXPECT_EQ(shell_word(""), "''");
+  EXPECT_EQ(shell_words({"bitparity", "replay", "a b"}), "bitparity replay 'a b'");
 }
 
 TEST(ReplayCommand, NarrowsToTheFailingRow) {

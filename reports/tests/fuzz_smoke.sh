@@ -2,6 +2,7 @@
 # A short run of `bitparity fuzz` and `bitparity replay` as users run them: a clean run passes, a
 # mutant is found, saved, replayed and still killed, runs repeat from their seed, SIGTERM stops
 # with a summary and the state, a killed run leaves a readable corpus, and the next run resumes.
+# The commands it prints run as printed when a path holds a space or a quote (they were not quoted).
 set -uo pipefail
 bitparity="$1"
 work=$(mktemp -d)
@@ -101,4 +102,15 @@ sleep 2
 pgrep -f "$work/killed" >/dev/null && fail "workers outlived their killed supervisor"
 [ "$(ls "$work/killed/cases" | wc -l)" -gt 0 ] || fail "the killed run saved nothing"
 "$bitparity" replay "$work/killed" | tail -n 1 || fail "a case file of the killed run does not replay"
+echo "== the printed replay and rerun commands run as printed from a corpus whose path has a space and a quote"
+quoted_corpus="$work/my corpus's"
+"$bitparity" fuzz --implementation mutant:approximate-division --suite quant --format dynamic8-signed --property P7 --dtype f32 \
+  --visits 20 --stop-on-failure --corpus "$quoted_corpus" --seed 1 >"$work/quoted.txt" 2>&1
+replay_line=$(grep -m1 '^  replay: ' "$work/quoted.txt" | sed 's/^  replay: //')
+rerun_line=$(grep -m1 '^  rerun this visit: ' "$work/quoted.txt" | sed 's/^  rerun this visit: //')
+[ -n "$replay_line" ] && [ -n "$rerun_line" ] || { cat "$work/quoted.txt"; fail "no replay or rerun command printed"; }
+eval "$replay_line" >"$work/quoted-replay.txt" 2>&1 && grep -q "1 kill their mutant" "$work/quoted-replay.txt" ||
+  { cat "$work/quoted-replay.txt"; fail "the printed replay command did not run as printed: $replay_line"; }
+eval "$rerun_line" >"$work/quoted-rerun.txt" 2>&1
+[ $? -eq 1 ] && grep -q "^FAILED" "$work/quoted-rerun.txt" || { cat "$work/quoted-rerun.txt"; fail "the printed rerun command did not run as printed: $rerun_line"; }
 echo "fuzz smoke: passed"
