@@ -1,11 +1,13 @@
 // `bitparity sharded --benchmark`: per P6 row, the sharded step's phases on the slowest rank against
 // the unsharded step of the same parameters, both measured in this run on these ranks. The figure
 // that matters is the ratio; absolute times depend on the machine and on W against its cores.
+#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "bitparity/distributed/sharded_benchmark.hpp"
 #include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "sharded_plan.hpp"
@@ -37,7 +39,15 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
     std::fflush(stdout);
   }
   nlohmann::json results = nlohmann::json::array();
+  std::size_t rows_run = 0;
+  bool stopped = false;  // by SIGINT or SIGTERM, on this rank or another
   for (const ShardedRowPlan& p : plan.rows) {
+    // Every rank stops before the same row, as `sharded` does: a signal may reach one rank only.
+    if (world.communicator().all_reduce_any(interrupted())) {
+      stopped = true;
+      break;
+    }
+    ++rows_run;
     const bool eight_bit = p.family == fixtures::OperationFamily::optimizer8_step;
     distributed::set_activity("benchmark " + p.target() + " " + p.layout_name());
     const auto result = distributed::run_sharded_benchmark(p.kind, eight_bit, p.dtype, p.layout, command.elements,
@@ -61,19 +71,28 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
     }
   }
   world.communicator().barrier();
+  const std::string stop_reason = interrupted() ? interrupt_name() : "a signal to another rank";
   if (lead) {
     std::printf("ratio: sharded step (slowest rank) / unsharded step of the same parameters; the unsharded step reduces "
                 "all %d microbatches on one rank\n", size);
+    if (stopped) {
+      std::printf("interrupted by %s: %zu rows not run\n", stop_reason.c_str(), plan.rows.size() - rows_run);
+    }
+    std::fflush(stdout);
     if (!command.json.empty()) {
-      const nlohmann::json document = {{"schema", "bitparity.sharded-benchmark/1"},
-                                       {"bitparity", version_string()},
-                                       {"world_size", size},
-                                       {"communicator", communicator_name(plan.communicator)},
-                                       {"ranks", ranks},
-                                       {"results", results}};
+      nlohmann::json document = {{"schema", "bitparity.sharded-benchmark/1"},
+                                 {"bitparity", version_string()},
+                                 {"world_size", size},
+                                 {"communicator", communicator_name(plan.communicator)},
+                                 {"ranks", ranks},
+                                 {"complete", !stopped},
+                                 {"results", results}};
+      if (stopped) document["interrupted"] = stop_reason;
       write_result_file(command.json, json_file_text(document));
     }
   }
+  // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
+  if (stopped) return interrupted() ? interrupted_exit_code() : 128 + SIGTERM;
   return exit_passed;
 }
 

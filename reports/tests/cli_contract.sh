@@ -88,6 +88,14 @@ case "$case_name" in
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["interrupted"] == "SIGINT" and d["results"], d["summary"]' out.json ||
       fail "the JSON is not marked incomplete, or holds no row"
     ;;
+  sigint-stops-sharded-benchmark)
+    # --benchmark too (it timed every row, then exited 0).
+    "$bin" sharded --help >/dev/null 2>&1 || { echo "no sharded runner in this build (no Open MPI)"; exit 0; }
+    interrupted_run INT 4 130 sharded --benchmark --optimizer adam --optimizer sgd --optimizer lion --json out.json
+    grep -q "interrupted by SIGINT: [0-9]* rows not run" log.txt || fail "the benchmark does not say it was interrupted"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["interrupted"] == "SIGINT"' out.json ||
+      fail "the benchmark JSON is not marked incomplete"
+    ;;
   require-gpu-fails-without-one)
     if has_gpu; then echo "a GPU is present: nothing to show"; exit 0; fi
     "$bin" check --suite conversions --require-gpu >log.txt 2>&1
