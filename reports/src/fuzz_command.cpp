@@ -328,6 +328,10 @@ int run_fuzz_command(const FuzzCommand& command) {
     throw UsageError("--first-visit " + std::to_string(options.first_visit) + " with --visits " + std::to_string(options.visits) +
                      " ends past visit 2^50, where the round-robin stops (the next run could not resume); start earlier or visit fewer");
   }
+  if (options.first_visit >= kLastFirstVisit) {
+    throw UsageError(std::string(command.first_visit >= 0 ? "--first-visit" : "the corpus state " + state_path(options.corpus).string()) +
+                     " is at visit 2^50, where the round-robin stops (a run from there visits nothing); start again with --first-visit 0");
+  }
   options.seed = command.seed_given ? command.seed : (std::random_device{}() * 0x100000001ull ^ std::random_device{}()) >> 1;
   const std::size_t known_cases = properties::corpus_case_files(options.corpus).size();
   std::printf("bitparity fuzz: %zu units (property x target x implementation) on %s, budget %s%s, %d job%s, seed %llu, "

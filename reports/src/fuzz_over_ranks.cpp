@@ -269,6 +269,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
   std::set<std::string> failed_properties;
   for (;; ++round) {
     if (command.visits > 0 && round - first_round >= command.visits) break;
+    if (round >= kLastFirstVisit) break;  // the last position a state may hold (a later run would refuse it)
     if (std::chrono::steady_clock::now() >= deadline || interrupted()) break;
     if (command.stop_on_failure && !failures.empty()) break;
     if (failed_properties.size() == properties.size()) break;

@@ -18,6 +18,7 @@
 #include "bitparity/reports/fuzz.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/version.hpp"
+#include "fuzz_state.hpp"
 
 namespace bitparity::reports {
 
@@ -123,7 +124,9 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
       break;
     }
     if (elapsed() >= options.budget_seconds) break;
-    if (options.visits > 0 && visit >= options.first_visit + options.visits) {
+    // The last position a fuzz state may hold: a budget-only run stops there, so that the state it
+    // saves can be continued (one past it would be refused).
+    if ((options.visits > 0 && visit >= options.first_visit + options.visits) || visit >= kLastFirstVisit) {
       stopped = "visits";
       break;
     }

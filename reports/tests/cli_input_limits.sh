@@ -3,7 +3,8 @@
 #   a newline in an argument stays inside the one error line (it was echoed raw, forging a line);
 #   a whole number with a leading zero is decimal (it was read as octal); an empty TMPDIR is none;
 #   a file name that is not UTF-8 reaches the results file (its dump failed: exit 5); fuzz states
-#   that no run can continue from are refused before any visit;
+#   that no run can continue from are refused before any visit, and a run on the budget alone stops
+#   at the last position a state may hold;
 #   a file far larger than a code map or a saved case is refused on its size, before it is read
 #   (replay read a 300 MiB file whole first, --map JSON had no limit at all);
 #   a code map in a large safetensors file costs its own bytes, and checkpoint inspect checks a
@@ -159,6 +160,13 @@ if [ "$safetensors" = safetensors ]; then
   refused "its next_round 9223372036854775807 is past 2.50" fuzz --suite sharded --corpus "$work/states" --budget 1s
 fi
 refused "--first-visit 1125899906842624 with --visits 3 ends past visit 2.50" fuzz --corpus "$work/fresh" --first-visit 1125899906842624 --visits 3
+# A run on the budget alone stops at visit 2^50, the last position a state may hold (it saved one
+# past it, which the next run refused); a run from there is refused up front (it visited nothing).
+"$bitparity" fuzz --budget 3s --first-visit 1125899906842620 --corpus "$work/last" --suite quant --format nf4 --property P7 >"$work/out.txt" 2>&1 ||
+  { cat "$work/out.txt"; fail "a run ending at visit 2^50: exit $?"; }
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["next_visit"] == 2**50' "$work/last/fuzz-state.json" ||
+  fail "a run on the budget alone saved a state past visit 2^50"
+refused "the corpus state .*last/fuzz-state.json is at visit 2.50.*start again with --first-visit 0" fuzz --budget 1s --corpus "$work/last"
 refused "the --size values add up to more than 2^50 elements" state-plan --size 1125899906842624 --size 1125899906842624
 [ "$(nproc)" -ge 256 ] || refused "--jobs 256 is more than this machine's [0-9]* hardware threads" fuzz --jobs 256 --budget 1s --corpus "$work/corpus"
 refused "unknown mutant 'nosuch'; .bitparity list. names" check --implementation mutant:nosuch
