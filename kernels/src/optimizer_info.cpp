@@ -161,6 +161,18 @@ void set_hyperparameter(OptimizerKind kind, Hyperparameters& h, std::string_view
                                                  (kept == 0.0 ? "give it a magnitude of at least 1.4e-45 (fp32's smallest), or 0"
                                                               : "give it a magnitude of at most 3.4e38 (fp32's largest)"));
   }
+  // A value just inside an open bound may round onto it (beta1=0.99999999 is 1 in fp32).
+  if (!in_range(spec.range, kept)) {
+    const float inside = std::nextafter(static_cast<float>(kept), kept > value ? -INFINITY : INFINITY);
+    std::ostringstream shown;
+    shown << std::setprecision(9) << value << " is stored as " << kept << " in its fp32 field, where it must be " << range_text(spec.range) << "; give ";
+    if (in_range(spec.range, inside)) {
+      shown << "at " << (kept > value ? "most " : "least ") << static_cast<double>(inside) << " (fp32's nearest inside)";
+    } else {
+      shown << "a value fp32 keeps inside";
+    }
+    throw Error(ErrorCode::invalid_argument, std::string(optimizer_info(kind).name) + ": " + std::string(name) + "=" + shown.str());
+  }
   h = stored;
 }
 
