@@ -221,7 +221,9 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
                        "; use f32, f16 or bf16");
     }
   }
-  options.devices = expand_devices(asked.devices, asked_all);
+  std::vector<std::string> devices_and_implementations = asked.devices;
+  devices_and_implementations.insert(devices_and_implementations.end(), command.implementations.begin(), command.implementations.end());
+  options.devices = expand_devices(devices_and_implementations, asked_all);
   return options;
 }
 
@@ -264,7 +266,9 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
                     "`mpirun -np W` for W > 1, the suites over ranks: storage (P10), resume (P11), sharded (P6)");
   check->add_option("--property", command.requested.properties, "only these property ids, e.g. P1 or P5q (repeatable)");
   check->add_option("--device", command.requested.devices, "cpu, cuda:N or all (repeatable; default cpu)");
-  check->add_option("--implementation", command.requested.devices,
+  // Its own list: bound to --device's, one option's values replaced the other's (--device nonsense
+  // with --implementation cpu ran, unchecked).
+  check->add_option("--implementation", command.implementations,
                     "an implementation to check besides devices: plugin:/path/lib.so (bitparity/plugin.h; "
                     "families it does not offer are not applicable) (repeatable)");
   check->add_option("--format", command.requested.formats,

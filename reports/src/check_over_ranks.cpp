@@ -59,13 +59,15 @@ ShardedCommand sharded_command_of_check(const CheckCommand& check) {
     }
   }
   if (!asked.properties.empty()) sharded.properties = asked.properties;
-  if (asked.devices.size() > 1) {
+  std::vector<std::string> devices = asked.devices;
+  devices.insert(devices.end(), check.implementations.begin(), check.implementations.end());
+  if (devices.size() > 1) {
     throw UsageError("the suites over ranks run one implementation on every rank; give one --device (a mixed world: "
                      "`sharded --rank-implementation 0=cuda:0`)");
   }
-  if (!asked.devices.empty()) {
-    if (asked.devices.front() == "all") throw UsageError("--device all: the suites over ranks run one device on every rank; name it");
-    sharded.implementation = asked.devices.front();
+  if (!devices.empty()) {
+    if (devices.front() == "all") throw UsageError("--device all: the suites over ranks run one device on every rank; name it");
+    sharded.implementation = devices.front();
   }
   if (!asked.block_sizes.empty()) throw UsageError("--block-size: the suites over ranks draw block sizes per case; drop it");
   if (asked.seconds > 0) throw UsageError("--seconds: the suites over ranks run fixed case counts; use --cases");

@@ -23,6 +23,15 @@ assert {"P8", "P8u"} <= na, na  # stochastic rounding is not in the ABI
 assert "findings" not in doc
 PYTHON
 
+echo "== --implementation besides --device: both run, and a bad --device is refused (it was dropped unread)"
+"$bitparity" check --implementation "plugin:$self" --device cpu --suite quant --format nf4 --dtype f32 --property P7 --cases 1 \
+  --json "$work/both.json" >"$work/both.txt" 2>&1 || { cat "$work/both.txt"; fail "--device cpu with a plugin"; }
+python3 -c 'import json, sys; d = sorted(r["device"].split(":")[0] for r in json.load(open(sys.argv[1]))["results"]); assert d == ["cpu", "plugin"], d' \
+  "$work/both.json" || fail "--device cpu with --implementation plugin: not one row each"
+"$bitparity" check --implementation "plugin:$self" --device nonsense --suite quant --cases 1 >"$work/bad-device.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && grep -q "^error: unknown device 'nonsense'" "$work/bad-device.txt" || { cat "$work/bad-device.txt"; fail "--device nonsense beside --implementation: exit $code"; }
+
 echo "== the faulty quantizer (built for ABI 1, which must still load)"
 "$bitparity" check --implementation "plugin:$faulty" --suite quant --cases 4 --json "$work/faulty.json" >"$work/faulty.txt" 2>&1
 code=$?

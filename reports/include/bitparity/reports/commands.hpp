@@ -17,6 +17,7 @@ struct CheckCommand {
   CheckOptions requested;
   std::vector<std::string> suite_names;  // --suite as given, parsed into requested.suites
   std::vector<std::string> maps;         // --map NAME|FILE, resolved into requested.formats
+  std::vector<std::string> implementations;  // --implementation, checked besides the --device list
   std::string json_path;
   bool json_given = false;  // --json was given (an empty path is refused, not ignored)
   bool cases_given = false;  // --cases was given (the suites over ranks keep their own default)
