@@ -74,6 +74,7 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
       options.seconds = property->exhaustive ? 2.0 : budget_seconds - elapsed();
       options.record_failing_case = true;
       const RunResult result = run_property(*property, target, options);
+      if (altered) hunt.altered_cases += result.stats.cases;
       if (!result.passed) {
         hunt.killed = altered;
         hunt.harness_error = !altered;
@@ -91,6 +92,11 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
     }
   }
   hunt.seconds = elapsed();
+  if (hunt.altered_cases == 0) {
+    hunt.harness_error = true;
+    hunt.counterexample = "no case ran on a target the mutant alters in --seconds " + std::to_string(budget_seconds) +
+                          ", so it did not survive anything; give the hunt more time";
+  }
   return hunt;
 }
 

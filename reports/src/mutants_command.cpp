@@ -151,7 +151,9 @@ int run_mutants_command(const MutantsCommand& command) {
     progress.update(static_cast<std::int64_t>(index++), 0.0, mutant->name);
     const auto hunt = properties::hunt_mutant(*mutant, command.seconds, command.seed);
     progress.finish();
-    const Outcome outcome{hunt.killed, hunt.harness_error, false, hunt.property, hunt.target, hunt.counterexample,
+    // A hunt a signal cut short before its first case is stopped, not broken.
+    const bool cut_short = hunt.altered_cases == 0 && interrupted();
+    const Outcome outcome{hunt.killed, hunt.harness_error && !cut_short, cut_short, hunt.property, hunt.target, hunt.counterexample,
                           shell_words({program_name(), "mutants", "--only", mutant->name, "--seed", std::to_string(command.seed)}),
                           hunt.seconds};
     if (!record(mutant->name, mutant->description, mutant->killer, outcome, nullptr)) break;

@@ -19,6 +19,9 @@ struct HuntResult {
   std::string property;        // id and name of the killing (or, on a harness error, failing) property
   std::string target;          // format/dtype and block size it was killed on
   double seconds = 0.0;
+  // Cases run on targets the mutant alters: a hunt that ran none proved nothing (a harness error,
+  // not a survivor).
+  std::int64_t altered_cases = 0;
   std::string counterexample;
   // The failing row and its shrunk case as data (saved_case.hpp turns them into a corpus file).
   std::string property_id;
