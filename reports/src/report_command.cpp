@@ -92,18 +92,27 @@ int run_report_command(const ReportCommand& command) {
   } catch (const Error& refused) {
     throw UsageError("--block-size: " + refusal_text(refused));
   }
+  std::unique_ptr<fixtures::Implementation> implementation;
   try {
-    fixtures::make_implementation(command.implementation);
+    implementation = fixtures::make_implementation(command.implementation);
   } catch (const Error& refused) {
     throw UsageError("--implementation " + command.implementation + ": " + refusal_text(refused));
+  }
+  // The drift runs step it in 32 and 8 bits: one that cannot was refused after the header, leaving
+  // an empty --out behind.
+  if (!implementation->offers(fixtures::OperationFamily::optimizer_step) || !implementation->offers(fixtures::OperationFamily::optimizer8_step)) {
+    throw UsageError("--implementation " + command.implementation + " does not offer both the 32-bit and the 8-bit optimizer step, which the "
+                     "report's drift runs take; check what it offers with `bitparity check --implementation " + command.implementation + "`");
   }
   for (const char* name : {"report.json", "report.md", "report.html"}) {
     if (!command.baseline.empty()) {
       check_result_apart_from_input("--out", (fs::path(command.out) / name).string(), command.baseline, "the --baseline");
     }
   }
-  const nlohmann::json settings_now = {
-      {"steps", command.steps}, {"elements", command.elements}, {"blocksize", command.blocksize}, {"seed", command.seed}};
+  // What decides the figures the gate compares (check_cases: the check rows' cases).
+  const nlohmann::json settings_now = {{"steps", command.steps},   {"elements", command.elements},
+                                       {"blocksize", command.blocksize}, {"seed", command.seed},
+                                       {"check_cases", command.check_cases}, {"sweeps", !command.skip_sweeps}};
   const nlohmann::json baseline = command.baseline.empty() ? nlohmann::json() : read_baseline(command.baseline, settings_now);
   const std::vector<std::string> devices = parity_devices(command);
   // Last: this may create the folder.

@@ -1,6 +1,7 @@
 // The release gate: a report against the last release's.
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/report.hpp"
@@ -51,13 +52,25 @@ double number(const nlohmann::json& object, const char* key) {
 namespace {
 
 // A figure the gate reads: absent, or a finite number of at least 0 (a null, a text or a negative
-// figure would be compared as something it is not).
-void check_figure(const nlohmann::json& object, const char* key, const std::string& where, const std::string& path) {
+// figure would be compared as something it is not); a count is a whole number too.
+void check_figure(const nlohmann::json& object, const char* key, const std::string& where, const std::string& path,
+                  bool count = false) {
   if (!object.contains(key)) return;
   const nlohmann::json& value = object.at(key);
-  if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0) {
-    throw UsageError("--baseline " + path + ": " + where + " '" + key + "' is " + value.dump() +
-                     ", not a figure of at least 0; give the unedited report.json of an earlier `bitparity report`");
+  const bool figure = value.is_number() && std::isfinite(value.get<double>()) && value.get<double>() >= 0;
+  if (!figure || (count && !value.is_number_integer() && !value.is_number_unsigned())) {
+    throw UsageError("--baseline " + path + ": " + where + " '" + key + "' is " + value.dump() + ", not " +
+                     (count ? "a count" : "a figure of at least 0") + "; give the unedited report.json of an earlier `bitparity report`");
+  }
+}
+
+// The text fields that name a run or a row: a missing or non-text one would leave it unmatched.
+void check_names(const nlohmann::json& object, std::initializer_list<const char*> keys, const std::string& what, const std::string& path) {
+  for (const char* key : keys) {
+    if (!object.contains(key) || !object.at(key).is_string()) {
+      throw UsageError("--baseline " + path + ": " + what + " has no text '" + key +
+                       "'; give the unedited report.json of an earlier `bitparity report`");
+    }
   }
 }
 
@@ -71,6 +84,10 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
   for (const char* key : {"drift", "check", "settings"}) {
     if (!baseline.contains(key)) throw UsageError("--baseline " + path + " has no '" + key + "'; it is not a complete report");
   }
+  if (baseline.contains("complete") && !baseline.at("complete").is_boolean()) {
+    throw UsageError("--baseline " + path + ": 'complete' is " + baseline.at("complete").dump() +
+                     ", not true or false; give the unedited report.json of an earlier `bitparity report`");
+  }
   if (!baseline.value("complete", false)) {
     throw UsageError("--baseline " + path + " is a partial report (it was interrupted); gate against a complete one");
   }
@@ -81,13 +98,15 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
   if (!baseline.at("drift").is_array()) malformed("'drift' is not a list of runs");
   for (const auto& run : baseline.at("drift")) {
     if (!run.is_object() || !run.contains("summary") || !run.at("summary").is_object()) malformed("a drift run has no 'summary'");
+    check_names(run, {"optimizer", "dtype"}, "a drift run", path);
+    if (run.contains("eight_bit") && !run.at("eight_bit").is_boolean()) malformed("drift run " + run_key(run) + ": 'eight_bit' is not true or false");
     const std::string key = run_key(run);
     for (const char* scope : {"final", "max"}) {
       if (!run.at("summary").contains(scope) || !run.at("summary").at(scope).is_object()) {
         malformed("drift run " + key + " has no summary '" + scope + "'");
       }
       for (const char* figure : kFigures) check_figure(run.at("summary").at(scope), figure, "drift run " + key + " " + scope, path);
-      check_figure(run.at("summary").at(scope), "nonfinite", "drift run " + key + " " + scope, path);
+      check_figure(run.at("summary").at(scope), "nonfinite", "drift run " + key + " " + scope, path, true);
     }
   }
   if (!baseline.at("check").is_object()) malformed("'check' is not an object");
@@ -95,8 +114,9 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
     if (!baseline.at("check").at("rows").is_array()) malformed("'check' 'rows' is not a list");
     for (const auto& row : baseline.at("check").at("rows")) {
       if (!row.is_object()) malformed("a check row is not an object");
-      check_figure(row, "ill_conditioned", "check row " + row_key(row), path);
-      check_figure(row, "violations", "check row " + row_key(row), path);
+      check_names(row, {"property", "format", "dtype"}, "a check row", path);
+      check_figure(row, "ill_conditioned", "check row " + row_key(row), path, true);
+      check_figure(row, "violations", "check row " + row_key(row), path, true);
     }
   }
   // The gate compares the same deterministic runs: figures of other settings would differ anyway.
@@ -119,6 +139,7 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
     regressions.push_back({{"kind", kind}, {"what", what}, {"baseline", before}, {"now", now}, {"ratio", ratio}});
   };
   std::map<std::string, const nlohmann::json*> baseline_runs, baseline_rows;
+  std::set<std::string> matched;
   if (baseline != nullptr) {
     for (const auto& run : baseline->at("drift")) baseline_runs[run_key(run)] = &run;
     if (baseline->at("check").contains("rows")) {
@@ -138,9 +159,14 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
     if (baseline != nullptr && found == baseline_runs.end()) unmatched.push_back(key + ": not in the baseline");
     if (found != baseline_runs.end()) {
       const nlohmann::json& before = found->second->at("summary");
+      matched.insert("run " + key);
       for (const char* scope : {"final", "max"}) {
         for (const char* figure : kFigures) {
-          if (!now.at(scope).contains(figure) || !before.at(scope).contains(figure)) continue;
+          if (!now.at(scope).contains(figure)) continue;
+          if (!before.at(scope).contains(figure)) {
+            unmatched.push_back(key + ": " + scope + " " + figure + " not in the baseline");
+            continue;
+          }
           ++comparisons;
           const double a = number(before.at(scope), figure), b = number(now.at(scope), figure);
           const double floor = floor_of(figure, dtype);
@@ -161,7 +187,9 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
       regressed = true;
     }
     const auto found = baseline_rows.find(row_key(row));
+    if (baseline != nullptr && found == baseline_rows.end()) unmatched.push_back(row_key(row) + ": check row not in the baseline");
     if (found != baseline_rows.end()) {
+      matched.insert("row " + row_key(row));  // rows of several devices share one baseline row
       ++comparisons;
       const double before = number(*found->second, "ill_conditioned"), now = number(row, "ill_conditioned");
       if (now > before) {
@@ -179,8 +207,18 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
               0, 1);
     }
   }
+  // Settings agree, so the runs and rows are the same on both sides: one the other lacks (a thinned
+  // or edited baseline) was not compared, and the gate cannot vouch for it.
+  if (report.value("complete", false)) {
+    for (const auto& [key, run] : baseline_runs) {
+      if (!matched.contains("run " + key)) unmatched.push_back(key + ": in the baseline, not in this run");
+    }
+    for (const auto& [key, row] : baseline_rows) {
+      if (!matched.contains("row " + key)) unmatched.push_back(key + ": check row in the baseline, not in this run");
+    }
+  }
   const bool complete = report.value("complete", false);
-  const bool passed = complete && regressions.empty();
+  const bool passed = complete && regressions.empty() && unmatched.empty();
   report["gate"] = {{"baseline", baseline != nullptr ? nlohmann::json(baseline_name) : nlohmann::json(nullptr)},
                     {"factor", kGateFactor},
                     {"reason", kGateReason},
@@ -196,6 +234,9 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
 std::string gate_verdict(const nlohmann::json& gate) {
   if (gate.value("passed", false)) return "passed";
   if (!gate.value("complete", true) && gate.at("regressions").empty()) return "NOT PASSED (partial campaign: interrupted)";
+  if (gate.at("regressions").empty() && !gate.at("unmatched").empty()) {
+    return "NOT PASSED (" + std::to_string(gate.at("unmatched").size()) + " runs, rows or figures not matched by the baseline)";
+  }
   return "FAILED";
 }
 

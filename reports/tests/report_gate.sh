@@ -2,7 +2,8 @@
 # `bitparity report` as a release manager runs it: a baseline, the unchanged build against it
 # (the gate passes, every figure equal), a deliberately worse build (a mutant) against it (the
 # gate fails and names the drift figures that grew), and an interrupted campaign that still
-# leaves its partial report, whose gate does not pass.
+# leaves its partial report, whose gate does not pass. A baseline that is edited or thinned is refused,
+# or does not pass: the gate vouches only for what it compared.
 set -uo pipefail
 bitparity="$1"
 work=$(mktemp -d)
@@ -94,9 +95,31 @@ EOF
 edited text-figure 'r["drift"][0]["summary"]["max"]["max_abs_error"] = "x"'
 refused "drift run adam/f32 max 'max_abs_error' is \"x\", not a figure of at least 0" "$work/text-figure.json"
 edited null-figure 'r["check"]["rows"][0]["ill_conditioned"] = None'
-refused "'ill_conditioned' is null, not a figure" "$work/null-figure.json"
+refused "'ill_conditioned' is null, not a count" "$work/null-figure.json"
+# Each of these ended in an internal error (exit 5), or was taken for something else.
+edited complete-text 'r["complete"] = "yes"'
+refused "'complete' is \"yes\", not true or false" "$work/complete-text.json"
+edited fractional-count 'r["check"]["rows"][0]["ill_conditioned"] = 2.5'
+refused "'ill_conditioned' is 2.5, not a count" "$work/fractional-count.json"
+edited unnamed-run 'r["drift"][0]["optimizer"] = 7'
+refused "a drift run has no text 'optimizer'" "$work/unnamed-run.json"
+edited unnamed-row 'r["check"]["rows"][0]["format"] = None'
+refused "a check row has no text 'format'" "$work/unnamed-row.json"
+# The check rows' case count decides their figures as the steps decide the drift's.
+"$bitparity" report --out "$work/y" --steps 25 --elements 48 --check-cases 3 --skip-sweeps --baseline "$work/base/report.json" >"$work/y.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && grep -q "^error: .*was made with check_cases 2, this run has 3" "$work/y.txt" || { cat "$work/y.txt"; fail "other --check-cases: exit $code"; }
 edited drift-text 'r["drift"] = "x"'
 refused "'drift' is not a list of runs" "$work/drift-text.json"
 edited no-summary 'del r["drift"][3]["summary"]'
 refused "a drift run has no 'summary'" "$work/no-summary.json"
+echo "== a thinned baseline does not pass the gate: what it lacks was not compared"
+edited thinned 'del r["drift"][5]; del r["drift"][0]["summary"]["max"]["max_ulps"]; r["check"]["rows"] = r["check"]["rows"][1:]'
+"$bitparity" report --out "$work/thin" "${small[@]}" --baseline "$work/thinned.json" >"$work/thin.txt" 2>&1
+code=$?
+grep "gate:" "$work/thin.txt"
+[ "$code" -eq 1 ] || fail "a thinned baseline gave exit $code, expected 1"
+grep -q "^gate: NOT PASSED (3 runs, rows or figures not matched by the baseline)" "$work/thin.txt" || fail "the thinned baseline's gate line"
+python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["gate"]; assert not g["passed"] and len(g["unmatched"]) == 3, g["unmatched"]' \
+  "$work/thin/report.json" || fail "the thinned baseline's gate passed, or does not list what it lacks"
 echo "report gate: passed"
