@@ -2,6 +2,7 @@
 
 #include "checkpoint_header.hpp"
 
+#include <cctype>
 #include <boost/crc.hpp>
 #include <exception>
 #include <cstdio>
@@ -156,7 +157,10 @@ std::vector<std::string> checksum_mismatches(const SafetensorsFile& file, const 
   std::vector<std::string> bad;
   for (const auto& [name, entry] : file.tensors) {
     const auto found = checksums.find(name);
-    if (found == checksums.end() || !found->is_string() || found->get<std::string>() != computed.at(name)) bad.push_back(name);
+    // Either case of hex digits is the same checksum (the writer spells it in lower case).
+    std::string stored = found != checksums.end() && found->is_string() ? found->get<std::string>() : std::string();
+    for (char& c : stored) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (stored != computed.at(name)) bad.push_back(name);
   }
   return bad;
 }

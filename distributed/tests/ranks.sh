@@ -180,7 +180,36 @@ case "$kind" in
     code=$?
     cat "$err"
     [ "$code" -eq 2 ] && grep -q "^error: .*truncated" "$err" || fail "a truncated file gives exit $code, expected 2 and a reason"
-    echo "ok: good file passes, flipped byte exit 1, truncated exit 2"
+    # Edited checksums are named for what they are (a missing one was "MISMATCH" beside the right
+    # CRC); either case of hex digits is the checksum; names reach the terminal escaped (ESC[2J
+    # cleared the screen, a newline forged a row).
+    edit() {  # edit NAME PYTHON: the file with its header metadata `m` (and tensor table `h`) edited
+      python3 - "$file" "$arg/$1.safetensors" "$2" <<'EOF'
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", data[:8])[0]
+h = json.loads(data[8:8 + n]); m = h["__metadata__"]; crc = json.loads(m["crc32"])
+exec(sys.argv[3])
+m["crc32"] = json.dumps(crc)
+header = json.dumps(h).encode()
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(header)) + header + data[8 + n:])
+EOF
+    }
+    first=$(python3 -c 'import json,struct,sys; d=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",d[:8])[0]; print(sorted(k for k in json.loads(d[8:8+n]) if k != "__metadata__")[0])' "$file")
+    edit no-crc "del crc['$first']"
+    "$bin" checkpoint inspect "$arg/no-crc.safetensors" >"$out" 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q "NO CRC STORED" "$out" && ! grep -q MISMATCH "$out" || { cat "$out"; fail "a missing CRC: exit $code"; }
+    edit upper-crc "crc = {k: v.upper() for k, v in crc.items()}"
+    "$bin" checkpoint inspect "$arg/upper-crc.safetensors" >"$out" 2>&1 || { cat "$out"; fail "upper-case CRCs: exit $?"; }
+    edit ghost-crc "crc['ghost'] = '00000000'"
+    "$bin" checkpoint inspect "$arg/ghost-crc.safetensors" >"$out" 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q "stored for tensor 'ghost', which the file does not hold" "$out" || { cat "$out"; fail "a CRC of no tensor: exit $code"; }
+    edit escaped-name "h['a\\nb\\x1b[2J'] = h.pop('$first'); crc['a\\nb\\x1b[2J'] = crc.pop('$first')"
+    "$bin" checkpoint inspect "$arg/escaped-name.safetensors" >"$out" 2>&1 || { cat "$out"; fail "an escaped name: exit $?"; }
+    grep -q 'a\\nb\\x1B\[2J ' "$out" && ! grep -q "$(printf '\033')" "$out" || { cat -A "$out"; fail "a control character reached the terminal raw"; }
+    echo "ok: good file passes, flipped byte exit 1, truncated exit 2, edited checksums named, names escaped"
     ;;
   *) fail "unknown kind $kind" ;;
 esac

@@ -1,6 +1,7 @@
 // `bitparity checkpoint inspect FILE`: what a checkpoint holds (header, tensors, checksums, layout),
 // checked as strictly as loading it would be. A file that is not valid safetensors is refused
 // (exit 2); a bitparity checkpoint whose tensors do not match their CRC-32 fails (exit 1).
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -42,6 +43,26 @@ std::string known_map_name(const nlohmann::json& values) {
   return format ? "equal to " + std::string(quant_format_info(*format).name) : "a map of its own";
 }
 
+// A stored CRC-32 as the writer spells it, 8 hex digits (either case), or "" when it is not one.
+std::string stored_crc(const nlohmann::json& entry) {
+  if (!entry.is_string()) return "";
+  std::string text = entry.get<std::string>();
+  if (text.size() != 8) return "";
+  for (char& c : text) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return text;
+}
+
+// How a tensor's bytes compare with the CRC-32 the checkpoint stores for it.
+std::string crc_check(const nlohmann::json& checksums, const std::string& name, const std::string& computed) {
+  if (!checksums.contains(name)) return "NO CRC STORED";
+  const std::string stored = stored_crc(checksums.at(name));
+  if (stored.empty()) return "BAD CRC " + checksums.at(name).dump() + " (not 8 hex digits)";
+  return stored == computed ? "ok" : "MISMATCH (stored " + stored + ")";
+}
+
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
@@ -63,57 +84,76 @@ int run_checkpoint_command(const CheckpointCommand& command) {
   const std::map<std::string, std::string> computed = distributed::tensor_checksums(file);
   const bool ours = file.metadata.count("format") != 0 && file.metadata.at("format") == distributed::kCheckpointFormat;
   nlohmann::json checksums = nlohmann::json::object();
-  std::vector<std::string> bad;
+  std::vector<std::string> bad, strays;  // tensors that do not match; CRCs of tensors the file lacks
   if (ours) {
-    bad = distributed::checksum_mismatches(file, computed);
-    if (file.metadata.count("crc32") != 0) checksums = nlohmann::json::parse(file.metadata.at("crc32"), nullptr, false);
+    distributed::checksum_mismatches(file, computed);  // refuses a "crc32" that is not an object of checksums
+    checksums = nlohmann::json::parse(file.metadata.at("crc32"), nullptr, false);
+    for (const auto& [name, entry] : file.tensors) {
+      if (crc_check(checksums, name, computed.at(name)) != "ok") bad.push_back(name);
+    }
+    for (const auto& [name, entry] : checksums.items()) {
+      if (file.tensors.count(name) == 0) strays.push_back(name);
+    }
   }
-  std::printf("checkpoint %s: %zu bytes, header %llu bytes, %zu tensors\n", command.file.c_str(), static_cast<std::size_t>(file_bytes),
+  std::printf("checkpoint %s: %zu bytes, header %llu bytes, %zu tensors\n", printable_text(command.file).c_str(), static_cast<std::size_t>(file_bytes),
               static_cast<unsigned long long>(file.header_bytes), file.tensors.size());
   if (ours) {
     const auto& m = file.metadata;
-    const auto value = [&](const char* key) { return m.count(key) ? m.at(key) : std::string("?"); };
+    const auto value = [&](const char* key) { return m.count(key) ? printable_text(m.at(key)) : std::string("?"); };
     std::printf("  %s, %s form: %s with %s states (block size %s), step %s\n", value("format").c_str(), value("form").c_str(),
                 value("optimizer").c_str(), value("states").c_str(), value("blocksize").c_str(), value("step").c_str());
     std::printf("  saved by a world of %s rank(s), layout %s%s\n", value("world_size").c_str(), value("layout").c_str(),
                 m.count("rank") ? (", this file rank " + m.at("rank")).c_str() : "");
-    const nlohmann::json groups = nlohmann::json::parse(value("groups"), nullptr, false);
-    if (groups.is_array()) {
-      for (const auto& group : groups) {
-        std::printf("  group %s: %zu parameter(s), param %s, grad %s, hyperparameters %s\n", group.value("id", nlohmann::json()).dump().c_str(),
-                    group.value("parameters", nlohmann::json::array()).size(), group.value("param_dtype", std::string("?")).c_str(),
-                    group.value("grad_dtype", std::string("?")).c_str(), group.value("hyperparameters", nlohmann::json()).dump().c_str());
+    const nlohmann::json groups = nlohmann::json::parse(m.count("groups") ? m.at("groups") : std::string("[]"), nullptr, false);
+    if (!groups.is_array()) std::printf("  groups: not a JSON list (the metadata was edited; a resume refuses it)\n");
+    for (const auto& group : groups.is_array() ? groups : nlohmann::json::array()) {
+      if (!group.is_object()) {
+        std::printf("  group %s: not an object (the metadata was edited; a resume refuses it)\n", group.dump().c_str());
+        continue;
       }
+      const auto field = [&](const char* key) {
+        return group.contains(key) && group.at(key).is_string() ? printable_text(group.at(key).get<std::string>()) : std::string("?");
+      };
+      const nlohmann::json parameters = group.value("parameters", nlohmann::json::array());
+      std::printf("  group %s: %zu parameter(s), param %s, grad %s, hyperparameters %s\n", group.value("id", nlohmann::json()).dump().c_str(),
+                  parameters.is_array() ? parameters.size() : std::size_t{0}, field("param_dtype").c_str(), field("grad_dtype").c_str(),
+                  group.value("hyperparameters", nlohmann::json()).dump().c_str());
     }
     if (m.count("code_maps")) {
       const nlohmann::json maps = nlohmann::json::parse(m.at("code_maps"), nullptr, false);
       if (maps.is_object()) {
         for (const auto& [state, values] : maps.items()) {
-          std::printf("  code map of %s: %zu values, %s\n", state.c_str(), values.size(), known_map_name(values).c_str());
+          std::printf("  code map of %s: %zu values, %s\n", printable_text(state).c_str(), values.size(), known_map_name(values).c_str());
         }
       }
     }
   } else {
     std::printf("  not a bitparity checkpoint (no \"format\": %s): tensors listed, no checksums to check\n",
                 distributed::kCheckpointFormat);
-    for (const auto& [key, text] : file.metadata) std::printf("  metadata %s = %s\n", key.c_str(), text.c_str());
+    for (const auto& [key, text] : file.metadata) {
+      std::printf("  metadata %s = %s\n", printable_text(key).c_str(), printable_text(text).c_str());
+    }
   }
   std::printf("  %-40s %-5s %-14s %12s %-9s %s\n", "tensor", "dtype", "shape", "bytes", "crc32", "check");
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& [name, entry] : file.tensors) {
     const std::string& crc = computed.at(name);
-    const bool mismatch = std::find(bad.begin(), bad.end(), name) != bad.end();
-    const std::string check = !ours ? "-" : mismatch ? "MISMATCH" : "ok";
-    std::printf("  %-40s %-5s %-14s %12llu %-9s %s\n", name.c_str(), entry.dtype.c_str(), shape_text(entry.shape).c_str(),
+    const std::string check = !ours ? "-" : crc_check(checksums, name, crc);
+    std::printf("  %-40s %-5s %-14s %12llu %-9s %s\n", printable_text(name).c_str(), printable_text(entry.dtype).c_str(), shape_text(entry.shape).c_str(),
                 static_cast<unsigned long long>(entry.end - entry.begin), crc.c_str(), check.c_str());
     nlohmann::json t = {{"name", name}, {"dtype", entry.dtype}, {"shape", entry.shape}, {"data_offsets", {entry.begin, entry.end}},
                         {"crc32", crc}, {"check", check}};
     if (checksums.is_object() && checksums.contains(name)) t["crc32_stored"] = checksums[name];
     tensors.push_back(t);
   }
+  for (const auto& name : strays) {
+    std::printf("  a CRC-32 is stored for tensor '%s', which the file does not hold\n", printable_text(name).c_str());
+  }
   if (ours) {
-    std::printf("summary: %s\n", bad.empty() ? "every tensor matches its CRC-32"
-                                             : (std::to_string(bad.size()) + " tensor(s) do not match their CRC-32: the file is corrupt").c_str());
+    std::string summary = bad.empty() ? "every tensor matches its CRC-32"
+                                      : std::to_string(bad.size()) + " tensor(s) do not match a stored CRC-32 (check column): the file is corrupt or edited";
+    if (!strays.empty()) summary += "; " + std::to_string(strays.size()) + " CRC-32(s) stored for tensors the file lacks";
+    std::printf("summary: %s\n", summary.c_str());
   }
   if (!command.json.empty()) {
     nlohmann::json metadata = nlohmann::json::object();
@@ -121,10 +161,11 @@ int run_checkpoint_command(const CheckpointCommand& command) {
     const nlohmann::json document = {{"schema", "bitparity.checkpoint-inspect/1"}, {"file", command.file},
                                      {"bytes", file_bytes},           {"header_bytes", file.header_bytes},
                                      {"bitparity_checkpoint", ours},           {"metadata", metadata},
-                                     {"tensors", tensors},                     {"corrupt_tensors", bad}};
+                                     {"tensors", tensors},                     {"corrupt_tensors", bad},
+                                     {"checksums_of_absent_tensors", strays}};
     write_result_file(command.json, json_file_text(document));
   }
-  return bad.empty() ? exit_passed : exit_failed;
+  return bad.empty() && strays.empty() ? exit_passed : exit_failed;
 }
 #else
 int run_checkpoint_command(const CheckpointCommand&) {

@@ -1,4 +1,4 @@
-// print_error: the one line a refusal or failure gets on stderr.
+// print_error: the one line a refusal or failure gets on stderr; printable_text, its escaping.
 #include <cstdio>
 #include <string>
 
@@ -6,9 +6,9 @@
 
 namespace bitparity::reports {
 
-void print_error(const std::string& message) {
-  std::string line = "error: ";
-  for (const char c : message) {
+std::string printable_text(const std::string& text) {
+  std::string line;
+  for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte >= 0x20 && byte != 0x7F) {
       line += c;
@@ -22,7 +22,9 @@ void print_error(const std::string& message) {
       line += escape;
     }
   }
-  std::fprintf(stderr, "%s\n", line.c_str());
+  return line;
 }
+
+void print_error(const std::string& message) { std::fprintf(stderr, "error: %s\n", printable_text(message).c_str()); }
 
 }  // namespace bitparity::reports

@@ -33,5 +33,8 @@ inline std::string refusal_text(const Error& error) { return error.message(); }
 // newline in --suite, in a map's name) would break the line, or forge one of their own, so they are
 // written as escapes (\n, \t, \xNN).
 void print_error(const std::string& message);
+// The text with its control characters as those escapes: for text from a file printed to a
+// terminal (a tensor name holding ESC[2J would clear the screen, a newline forge a row).
+std::string printable_text(const std::string& text);
 
 }  // namespace bitparity::reports
