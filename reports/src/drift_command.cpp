@@ -167,7 +167,8 @@ int run_drift_command(const DriftCommand& command) {
   Progress progress("drift: runs", runs);
   nlohmann::json list = nlohmann::json::array();
   int nonfinite = 0;
-  std::int64_t run = 0;
+  std::int64_t run = 0, complete_runs = 0;
+  std::string cut_short;  // the run a signal stopped between its steps, and where
   for (OptimizerKind kind : kinds) {
     for (DType dtype : dtypes) {
       if (interrupted()) break;
@@ -190,12 +191,22 @@ int run_drift_command(const DriftCommand& command) {
       std::printf("\n");
       std::fflush(stdout);
       for (const auto& step : report.steps) nonfinite += step.nonfinite > 0;
-      list.push_back(drift_json(report));
+      nlohmann::json entry = drift_json(report);
+      const auto steps_run = static_cast<std::int64_t>(report.steps.size());
+      entry["complete"] = steps_run >= command.steps;
+      if (steps_run < command.steps) {
+        cut_short = label + " stopped after step " + std::to_string(steps_run) + " of " + std::to_string(command.steps);
+      } else {
+        ++complete_runs;
+      }
+      list.push_back(entry);
       ++run;
     }
   }
-  std::printf("summary: %lld of %lld runs, %d steps with non-finite parameters\n", static_cast<long long>(list.size()),
-              static_cast<long long>(runs), nonfinite);
+  std::printf("summary: %lld of %lld runs complete, %d steps with non-finite parameters%s\n", static_cast<long long>(complete_runs),
+              static_cast<long long>(runs), nonfinite,
+              interrupted() ? (", interrupted by " + std::string(interrupt_name()) + (cut_short.empty() ? "" : " (" + cut_short + ")")).c_str()
+                            : "");
   if (command.json_given) {
     nlohmann::json document = {{"schema", "bitparity.drift/2"},
                                {"bitparity", version_string()},

@@ -88,6 +88,15 @@ case "$case_name" in
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["interrupted"] == "SIGINT" and d["results"], d["summary"]' out.json ||
       fail "the JSON is not marked incomplete, or holds no row"
     ;;
+  sigterm-marks-partial-drift-run)
+    # A drift run stopped between its steps is not counted as done (the summary said "1 of 1 runs"
+    # and its JSON entry had no mark).
+    interrupted_run TERM 3 143 drift --optimizer adam --dtype f32 --elements 64 --steps 200000 --json out.json
+    grep -q "^summary: 0 of 1 runs complete, .*interrupted by SIGTERM (adam/f32 stopped after step [0-9]* of 200000)" log.txt ||
+      fail "the summary does not say the run was cut short"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["drift"][0]["complete"] is False, d["drift"][0].keys()' out.json ||
+      fail "the cut-short run is not marked incomplete in the JSON"
+    ;;
   sigint-stops-sharded-benchmark)
     # --benchmark too (it timed every row, then exited 0).
     "$bin" sharded --help >/dev/null 2>&1 || { echo "no sharded runner in this build (no Open MPI)"; exit 0; }
