@@ -5,6 +5,7 @@
 #include <cctype>
 #include <deque>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <memory>
@@ -31,6 +32,12 @@ float decision_threshold(double midpoint) {
   return threshold;
 }
 
+std::string shown_float(float value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", static_cast<double>(value));
+  return text;
+}
+
 // The count of midpoints below v is monotonic in v, so over a bucket of bit patterns it lies between
 // its values at the bucket's two ends (for negative patterns the larger bits are the smaller values).
 // A bucket holding NaN patterns (exponent field 255) starts at 0, the count of a NaN; the search
@@ -46,10 +53,12 @@ void index_buckets(CodeTable& table, std::string_view name) {
     const int a = nearest_sorted_index_by_search(table, first), b = nearest_sorted_index_by_search(table, last);
     const int low = std::min(a, b), high = std::max(a, b);
     if (high - low >= kBucketWindow) {
-      throw Error(ErrorCode::invalid_argument, "code map " + std::string(name) + ": bucket " + std::to_string(bucket) +
-                                                   " spans " + std::to_string(high - low) +
-                                                   " midpoints, more than the search window of " +
-                                                   std::to_string(kBucketWindow - 1));
+      // The bucket is an eighth of a binade: say where, and what would fit.
+      throw Error(ErrorCode::invalid_argument,
+                  "code map " + std::string(name) + ": " + std::to_string(high - low) + " midpoints between its values lie in [" +
+                      shown_float(std::min(first, last)) + ", " + shown_float(std::max(first, last)) +
+                      "], an eighth of a binade, more than the " + std::to_string(kBucketWindow - 1) +
+                      " the decision index searches there; space the values wider in that range (or use fewer)");
     }
     table.bucket_low[bucket] = low;
   }

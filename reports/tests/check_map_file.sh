@@ -86,4 +86,19 @@ cat "$work/refused.txt"
 [ "$code" -eq 2 ] || fail "a 3-value map was not refused with exit 2 (exit $code)"
 tail -n 1 "$work/refused.txt" | grep -q "^error: .*holds 3 values" || fail "the refusal does not say what is wrong"
 [ ! -e "$work/none.json" ] || fail "a refused run wrote its results file"
+# bitsandbytes' unsigned linear map (256 values i/255, 16 midpoints in an eighth of a binade) was
+# refused by a search window of 16; a map denser than the window is refused saying where and what
+# to change (it named an internal bucket number).
+python3 - "$work" <<'PYTHON' || fail "could not write the linear maps"
+import json, struct, sys
+def bits(x): return "0x%08x" % struct.unpack("<I", struct.pack("<f", x))[0]
+json.dump({"name": "linear_unsigned", "bits": 8, "values": [bits(i / 255.0) for i in range(256)]}, open(sys.argv[1] + "/linear.json", "w"))
+dense = [0.0] + [0.5 + i * 2**-12 for i in range(40)] + [0.6 + i * 0.0015 for i in range(215)]
+json.dump({"name": "dense", "bits": 8, "values": [bits(v) for v in dense]}, open(sys.argv[1] + "/dense.json", "w"))
+PYTHON
+"$bitparity" check --suite quant --map "$work/linear.json" --cases 2 >"$work/linear.txt" 2>&1 || { cat "$work/linear.txt"; fail "the unsigned linear map"; }
+"$bitparity" check --suite quant --map "$work/dense.json" --cases 1 >"$work/dense.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && grep -q "^error: code map dense: 40 midpoints between its values lie in \[0.5, 0.56249994\].*space the values wider" "$work/dense.txt" ||
+  { cat "$work/dense.txt"; fail "a map denser than the window: exit $code"; }
 echo "PASS"

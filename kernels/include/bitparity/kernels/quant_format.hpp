@@ -23,7 +23,7 @@ inline constexpr int kMaxCodeMaps = 256;
 
 // Midpoints searched after a bucket's low count: a power of two, so the search is a fixed number of
 // branch-free steps. Building a table checks that every bucket's counts fit in it.
-inline constexpr int kBucketWindow = 16;
+inline constexpr int kBucketWindow = 32;
 
 // Buckets of the finer decision index (CodeTable::nearest_*), both signs together: 32 KiB of packed
 // entries, of which random data touches a few exponents.
