@@ -172,6 +172,9 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
     // rows of that map, and the 8-bit optimizers with it as the map of the states it can hold.
     const QuantFormat format = resolve_code_map(spec);
     const CodeMap& map = code_map(format);
+    if (const auto earlier = options.map_spec_of.find(map.name); earlier != options.map_spec_of.end()) {
+      throw UsageError("--map " + spec + " and --map " + earlier->second + " are the same map '" + map.name + "'; give it once");
+    }
     if (std::find(options.formats.begin(), options.formats.end(), map.name) == options.formats.end()) options.formats.push_back(map.name);
     options.map_spec_of[map.name] = spec;
     if (!selected(fixtures::Suite::quant) && !selected(fixtures::Suite::optim8)) {

@@ -1,4 +1,5 @@
 // `bitparity report --out DIR [--baseline FILE]`: the release campaign, its three files and the gate.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,10 @@ std::vector<std::string> cuda_devices_found() {
 
 std::vector<std::string> parity_devices(const ReportCommand& command) {
   if (command.devices.empty()) return cuda_devices_found();
+  refuse_repeats("--device", command.devices);  // as given: "cpu" twice, or "all" with a device it names
+  if (command.devices.size() > 1 && std::find(command.devices.begin(), command.devices.end(), "all") != command.devices.end()) {
+    throw UsageError("--device all names every device already; give it alone, or name the devices");
+  }
   std::vector<std::string> devices;
   for (const auto& name : command.devices) {
     if (name == "all") {

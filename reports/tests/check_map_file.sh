@@ -97,6 +97,10 @@ dense = [0.0] + [0.5 + i * 2**-12 for i in range(40)] + [0.6 + i * 0.0015 for i 
 json.dump({"name": "dense", "bits": 8, "values": [bits(v) for v in dense]}, open(sys.argv[1] + "/dense.json", "w"))
 PYTHON
 "$bitparity" check --suite quant --map "$work/linear.json" --cases 2 >"$work/linear.txt" 2>&1 || { cat "$work/linear.txt"; fail "the unsigned linear map"; }
+# One map given twice under two paths ran as one (the second silently merged into the first).
+"$bitparity" check --suite quant --map "$work/linear.json" --map "$work/./linear.json" --cases 1 >"$work/twice.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && grep -q "^error: .*are the same map 'linear_unsigned'. give it once" "$work/twice.txt" || { cat "$work/twice.txt"; fail "one map twice: exit $code"; }
 "$bitparity" check --suite quant --map "$work/dense.json" --cases 1 >"$work/dense.txt" 2>&1
 code=$?
 [ "$code" -eq 2 ] && grep -q "^error: code map dense: 40 midpoints between its values lie in \[0.5, 0.56249994\].*space the values wider" "$work/dense.txt" ||
