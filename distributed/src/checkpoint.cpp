@@ -151,16 +151,24 @@ std::map<std::string, std::string> tensor_checksums(const SafetensorsFile& file)
   return checksums;
 }
 
+std::string stored_checksum(std::string_view text) {
+  if (text.size() != 8) return "";
+  std::string checksum(text);
+  for (char& c : checksum) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));  // either case is the same checksum
+  }
+  return checksum;
+}
+
 std::vector<std::string> checksum_mismatches(const SafetensorsFile& file, const std::map<std::string, std::string>& computed) {
   const json checksums = json_of(file.metadata, "crc32", file.source);
   if (!checksums.is_object()) refuse(file.source, "\"crc32\" is not an object of tensor checksums");
   std::vector<std::string> bad;
   for (const auto& [name, entry] : file.tensors) {
     const auto found = checksums.find(name);
-    // Either case of hex digits is the same checksum (the writer spells it in lower case).
-    std::string stored = found != checksums.end() && found->is_string() ? found->get<std::string>() : std::string();
-    for (char& c : stored) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (stored != computed.at(name)) bad.push_back(name);
+    const std::string stored = found != checksums.end() && found->is_string() ? stored_checksum(found->get<std::string>()) : std::string();
+    if (stored.empty() || stored != computed.at(name)) bad.push_back(name);
   }
   return bad;
 }

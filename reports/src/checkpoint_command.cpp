@@ -1,7 +1,6 @@
 // `bitparity checkpoint inspect FILE`: what a checkpoint holds (header, tensors, checksums, layout),
 // checked as strictly as loading it would be. A file that is not valid safetensors is refused
 // (exit 2); a bitparity checkpoint whose tensors do not match their CRC-32 fails (exit 1).
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -43,22 +42,11 @@ std::string known_map_name(const nlohmann::json& values) {
   return format ? "equal to " + std::string(quant_format_info(*format).name) : "a map of its own";
 }
 
-// A stored CRC-32 as the writer spells it, 8 hex digits (either case), or "" when it is not one.
-std::string stored_crc(const nlohmann::json& entry) {
-  if (!entry.is_string()) return "";
-  std::string text = entry.get<std::string>();
-  if (text.size() != 8) return "";
-  for (char& c : text) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return text;
-}
-
 // How a tensor's bytes compare with the CRC-32 the checkpoint stores for it.
 std::string crc_check(const nlohmann::json& checksums, const std::string& name, const std::string& computed) {
   if (!checksums.contains(name)) return "NO CRC STORED";
-  const std::string stored = stored_crc(checksums.at(name));
+  const nlohmann::json& entry = checksums.at(name);
+  const std::string stored = entry.is_string() ? distributed::stored_checksum(entry.get<std::string>()) : std::string();
   if (stored.empty()) return "BAD CRC " + checksums.at(name).dump() + " (not 8 hex digits)";
   return stored == computed ? "ok" : "MISMATCH (stored " + stored + ")";
 }
@@ -86,11 +74,8 @@ int run_checkpoint_command(const CheckpointCommand& command) {
   nlohmann::json checksums = nlohmann::json::object();
   std::vector<std::string> bad, strays;  // tensors that do not match; CRCs of tensors the file lacks
   if (ours) {
-    distributed::checksum_mismatches(file, computed);  // refuses a "crc32" that is not an object of checksums
     checksums = nlohmann::json::parse(file.metadata.at("crc32"), nullptr, false);
-    for (const auto& [name, entry] : file.tensors) {
-      if (crc_check(checksums, name, computed.at(name)) != "ok") bad.push_back(name);
-    }
+    bad = distributed::checksum_mismatches(file, computed);  // also refuses a "crc32" that is not an object of checksums
     for (const auto& [name, entry] : checksums.items()) {
       if (file.tensors.count(name) == 0) strays.push_back(name);
     }
@@ -103,7 +88,7 @@ int run_checkpoint_command(const CheckpointCommand& command) {
     std::printf("  %s, %s form: %s with %s states (block size %s), step %s\n", value("format").c_str(), value("form").c_str(),
                 value("optimizer").c_str(), value("states").c_str(), value("blocksize").c_str(), value("step").c_str());
     std::printf("  saved by a world of %s rank(s), layout %s%s\n", value("world_size").c_str(), value("layout").c_str(),
-                m.count("rank") ? (", this file rank " + m.at("rank")).c_str() : "");
+                m.count("rank") ? (", this file rank " + value("rank")).c_str() : "");
     const nlohmann::json groups = nlohmann::json::parse(m.count("groups") ? m.at("groups") : std::string("[]"), nullptr, false);
     if (!groups.is_array()) std::printf("  groups: not a JSON list (the metadata was edited; a resume refuses it)\n");
     for (const auto& group : groups.is_array() ? groups : nlohmann::json::array()) {

@@ -76,6 +76,9 @@ ParameterState load_parameter_state(const std::string& path, std::uint64_t id, c
 std::map<std::string, std::string> tensor_checksums(const SafetensorsFile& file);
 // The tensors whose CRC-32 in the header does not match `computed` (or that have none), for
 // `checkpoint inspect`; throws Error when the file is not a bitparity checkpoint.
+// A stored CRC-32 as tensor_checksums spells it (8 lower-case hex digits; either case is read), or
+// "" when the text is not one.
+std::string stored_checksum(std::string_view text);
 std::vector<std::string> checksum_mismatches(const SafetensorsFile& file, const std::map<std::string, std::string>& computed);
 std::vector<std::string> checksum_mismatches(const SafetensorsFile& file);  // computed from `file`
 std::uint32_t tensor_crc32(std::span<const std::uint8_t> bytes);
