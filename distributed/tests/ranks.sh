@@ -9,6 +9,8 @@
 #   ranks.sh BITPARITY communicator W NAME  P6 and P2r over the communicator NAME; nccl puts rank r on
 #                                        cuda:r and is skipped (exit 77) with fewer than W GPUs
 #   ranks.sh BITPARITY nccl-refusal W cpu  CPU ranks on NCCL are refused with exit 2 and a reason
+#   ranks.sh BITPARITY refusals W -      bad input under mpirun is said once (rank 0), not once a rank,
+#                                        and soon; a refusal only rank 1 reaches is still said
 #   ranks.sh BITPARITY benchmark W FILE  --benchmark runs every layout and writes its JSON (no timing is judged)
 #   ranks.sh BITPARITY json W FILE       the JSON rows carry world_size, layout and ranks
 #   ranks.sh BITPARITY resume W OPTIMIZER  P11 for every (W, W') in 1..W, OPTIMIZER (or "all"), every
@@ -110,6 +112,26 @@ case "$kind" in
     [ "$code" -eq 2 ] || fail "exit $code, expected 2"
     grep -q "NCCL ranks are GPU ranks" "$err" || fail "the refusal does not say why"
     [ "$(grep -c "^error:" "$err")" -eq 1 ] || fail "expected one error line"
+    ;;
+  refusals)
+    # Every rank parses the same input: one line, from rank 0, well inside the others' wait.
+    for bad in "sharded --states 0" "sharded --nonsense" "sharded --case $out.missing.json" "nonsense"; do
+      start=$(date +%s)
+      mpirun -np "$world" "$bin" $bad >"$out" 2>"$err"
+      code=$?
+      took=$(($(date +%s) - start))
+      cat "$err"
+      [ "$code" -eq 2 ] || fail "$bad: exit $code, expected 2"
+      [ "$(grep -c "^error:" "$err")" -eq 1 ] || fail "$bad: expected one error line, not one a rank"
+      [ "$took" -lt 8 ] || fail "$bad: the refusal took $took s: the other ranks outwaited rank 0"
+      [ ! -s "$out" ] || { cat "$out"; fail "$bad: something was printed before the refusal"; }
+    done
+    # Rank 0 accepts and rank 1 refuses: rank 1 says why after its wait, and the job ends.
+    mpirun -np 1 "$bin" sharded --steps 1 : -np 1 "$bin" sharded --states 0 >"$out" 2>"$err"
+    code=$?
+    cat "$err"
+    [ "$code" -ne 0 ] || fail "a refusal on rank 1 alone passed"
+    grep -q "^error: --states: 0 not in" "$err" || fail "rank 1's refusal was not said"
     ;;
   benchmark)
     mpirun -np "$world" "$bin" sharded --benchmark --states 32 --states 8 --elements 5000 --steps 2 --json "$arg" >"$out" 2>&1 \

@@ -21,6 +21,7 @@
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/interrupt.hpp"
+#include "bitparity/reports/launch_rank.hpp"
 #include "bitparity/reports/version.hpp"
 
 namespace {
@@ -30,7 +31,7 @@ using namespace bitparity::reports;
 constexpr const char* kCommands[] = {"check", "fuzz", "replay", "report", "mutants", "drift", "state-plan", "sharded", "checkpoint", "list"};
 
 int refuse(const std::string& message, int code) {
-  print_error(message);
+  if (!refusal_left_to_rank_0()) print_error(message);
   return code;
 }
 
