@@ -43,8 +43,8 @@ constexpr const char* kStateSchema = "bitparity.fuzz-state/1";
 
 // "60", "60s", "10m", "8h", "1h30m": seconds. Each unit once, from days down to seconds ("1h1h"
 // and "30m1h" are typing slips, not durations), and each number a plain decimal ("1.2.3" is not).
-double parse_budget(const std::string& text) {
-  const std::string usage = "--budget " + text + ": use a duration such as 60s, 10m, 8h or 1h30m, each unit once from d, h, m to s (at most 30 days)";
+double parse_duration(const std::string& option, const std::string& text) {
+  const std::string usage = option + " " + text + ": use a duration such as 60s, 10m, 8h or 1h30m, each unit once from d, h, m to s (at most 30 days)";
   if (text.empty()) throw UsageError(usage);
   double total = 0;
   double last_unit = std::numeric_limits<double>::infinity();
@@ -239,6 +239,9 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
   auto* fuzz = app.add_subcommand("fuzz", "run every property x implementation x entry x dtype round-robin with fresh seeds until the budget ends; failures go to the corpus");
   CheckCommand& s = command.selection;
   fuzz->add_option("--budget", command.budget, "how long: 60s, 10m, 8h, 1h30m (default 60s)");
+  fuzz->add_option("--shrink-budget", command.shrink_budget,
+                   "over ranks: how long to shrink each failure through mpirun, past the budget if need be (default 30s; at most "
+                   "100 runs)");
   fuzz->add_option("--visits", command.visits, "stop after this many visits (a reproducible length; default: only the budget)")
       ->transform(integer_in(1, std::int64_t{1} << 40));
   fuzz->add_option("--suite", s.suite_names,
@@ -280,9 +283,14 @@ int run_fuzz_command(const FuzzCommand& command) {
     if (device.starts_with("mutant:")) throw UsageError("--device " + device + " is a mutant; fuzz it with --implementation " + device);
   }
   if (command.worker < 0 && fuzzes_over_ranks(command)) {
-    const double budget = parse_budget(command.budget);
+    const double budget = parse_duration("--budget", command.budget);
+    const double shrink = command.shrink_budget.empty() ? 30 : parse_duration("--shrink-budget", command.shrink_budget);
     if (gpu_required(command.require_gpu)) require_usable_gpu();
-    return run_fuzz_over_ranks(command, budget, [&command] { check_corpus(command.corpus); });
+    return run_fuzz_over_ranks(command, budget, shrink, [&command] { check_corpus(command.corpus); });
+  }
+  if (!command.shrink_budget.empty()) {
+    throw UsageError("--shrink-budget is for the suites over ranks (sharded, storage, resume), whose failures shrink through "
+                     "mpirun; drop it here");
   }
   bool asked_all = false;
   const CheckOptions selection = resolve_check_selection(command.selection, asked_all);
@@ -290,7 +298,7 @@ int run_fuzz_command(const FuzzCommand& command) {
   options.selection = selection;
   options.maps = command.selection.maps;
   options.implementations = fuzzed_implementations(command, selection);
-  options.budget_seconds = parse_budget(command.budget);
+  options.budget_seconds = parse_duration("--budget", command.budget);
   options.corpus = command.corpus;
   options.jobs = command.jobs;
   options.stop_on_failure = command.stop_on_failure;

@@ -45,8 +45,7 @@ namespace {
 constexpr const char* kStateSchema = "bitparity.fuzz-over-ranks-state/1";
 constexpr int kWorlds[] = {2, 3, 4, 5};  // uneven shards, a middle rank, and more ranks than cores
 constexpr int kMostCases = 8;          // cases per row in a round, reached after eight turns of the worlds
-constexpr int kShrinkRuns = 100;       // runs over ranks to shrink one failing case with inputs
-constexpr double kShrinkSeconds = 30;  // and at most this long (past the budget, if need be)
+constexpr int kShrinkRuns = 100;  // runs over ranks to shrink one failing case with inputs (and --shrink-budget)
 
 struct Selection {
   ShardedCommand sharded;              // properties, targets, dtypes, maps, implementation, mutant
@@ -208,9 +207,10 @@ bool fuzzes_over_ranks(const FuzzCommand& command) {
   return false;
 }
 
-int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const std::function<void()>& prepare_corpus) {
+int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, double shrink_seconds,
+                        const std::function<void()>& prepare_corpus) {
 #if !BITPARITY_HAS_MPI
-  (void)command, (void)budget_seconds, (void)prepare_corpus;
+  (void)command, (void)budget_seconds, (void)shrink_seconds, (void)prepare_corpus;
   throw UsageError("this build has no Open MPI, so it cannot fuzz the suites over ranks; run ./scripts/install-deps and build again");
 #else
   const Selection selection = resolve_selection(command);
@@ -305,9 +305,9 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
       try {
         if (saved.carries_inputs()) {
           std::fprintf(stderr, "%sshrinking the failing %s case (at most %d runs over ranks, %.0f s)%s", terminal ? "\r\033[K" : "",
-                       saved.property.c_str(), kShrinkRuns, kShrinkSeconds, terminal ? "" : "\n");
+                       saved.property.c_str(), kShrinkRuns, shrink_seconds, terminal ? "" : "\n");
           const auto shrink_deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                                              std::chrono::duration<double>(kShrinkSeconds));
+                                                                              std::chrono::duration<double>(shrink_seconds));
           saved = shrink_rank_case(saved, launcher, folder->path(), {kShrinkRuns, shrink_deadline});
           failure["violation"] = saved.violation;
         }
@@ -395,6 +395,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const
                                      {"over_ranks", {{"worlds", kWorlds}, {"launcher", launcher}}},
                                      {"seed", std::to_string(seed)},
                                      {"budget_seconds", budget_seconds},
+                                     {"shrink_budget_seconds", shrink_seconds},
                                      {"jobs", 1},
                                      {"implementations", {selection.implementation}},
                                      {"first_visit", first_round},

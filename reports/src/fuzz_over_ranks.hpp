@@ -12,7 +12,9 @@ namespace bitparity::reports {
 // Whether the command fuzzes the suites over ranks (then all of it must: they run apart).
 bool fuzzes_over_ranks(const FuzzCommand& command);
 
+// `shrink_seconds` bounds the shrinking of each failure (past the budget, if need be).
 // `prepare_corpus` checks and makes the corpus folder, the last check before any round runs.
-int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, const std::function<void()>& prepare_corpus);
+int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, double shrink_seconds,
+                        const std::function<void()>& prepare_corpus);
 
 }  // namespace bitparity::reports

@@ -4,6 +4,8 @@
 #                                          CORPUS/over-ranks and replayed: it kills its fault and holds on the cpu
 #   fuzz_over_ranks.sh BITPARITY shrinks   a P6, a P11 and a P2r failure are saved with their inputs, shrunk;
 #                                          the files run through `sharded --case` without the generator
+#   (both shrink under a --shrink-budget that a loaded machine cannot outlast: the default 30 s
+#   ended P6's shrinking before its case was smallest while ctest ran other tests beside it)
 #   fuzz_over_ranks.sh BITPARITY holds     the real driver holds for a short budget; a second run resumes
 #                                          the round-robin where the first stopped
 #   fuzz_over_ranks.sh BITPARITY killed    a fuzz run killed with SIGKILL during a long round leaves no
@@ -20,7 +22,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 
 if [ "$mode" = kills ]; then
   for run in 1 2; do  # the same seed and first round twice: the second finds the same row
-    "$bitparity" fuzz --implementation mutant:storage-nan-canonicalising-copy --budget 120s --seed 7 --first-visit 0 --stop-on-failure \
+    "$bitparity" fuzz --implementation mutant:storage-nan-canonicalising-copy --budget 120s --shrink-budget 4m --seed 7 --first-visit 0 --stop-on-failure \
       --corpus "$work/corpus" --json "$work/fuzz$run.json" >"$work/out$run.txt" 2>&1
     code=$?
     cat "$work/out$run.txt"
@@ -59,7 +61,7 @@ fi
 
 if [ "$mode" = shrinks ]; then
   for fault in sharded-fp32-reduce-in-rank-order checkpoint-states-by-position; do
-    "$bitparity" fuzz --implementation mutant:$fault --budget 120s --seed 3 --first-visit 0 --stop-on-failure \
+    "$bitparity" fuzz --implementation mutant:$fault --budget 120s --shrink-budget 4m --seed 3 --first-visit 0 --stop-on-failure \
       --corpus "$work/$fault" --json "$work/$fault.json" >"$work/$fault.txt" 2>&1
     code=$?
     cat "$work/$fault.txt"
@@ -96,7 +98,7 @@ PY
       { cat "$work/cut.txt"; fail "$fault: a case without a gradient was not refused (exit $code)"; }
   done
   # P2r (suite sharded): an implementation that ignores strides, found on a gathered view, saved with its tensor.
-  "$bitparity" fuzz --suite sharded --implementation mutant:ignore-strides --budget 120s --seed 3 --first-visit 0 --stop-on-failure \
+  "$bitparity" fuzz --suite sharded --implementation mutant:ignore-strides --budget 120s --shrink-budget 4m --seed 3 --first-visit 0 --stop-on-failure \
     --corpus "$work/p2r" --json "$work/p2r.json" >"$work/p2r.txt" 2>&1
   code=$?
   cat "$work/p2r.txt"
@@ -231,6 +233,8 @@ refused "only a GPU\|on a GPU" "$bitparity" fuzz --implementation mutant:checkpo
 refused "alters only what suite storage checks" "$bitparity" fuzz --suite sharded --implementation mutant:storage-nan-canonicalising-copy --corpus "$work/c"
 refused "needs mpirun: BITPARITY_MPIRUN=/nonexistent is not an executable" env BITPARITY_MPIRUN=/nonexistent "$bitparity" fuzz --suite storage --corpus "$work/c"
 refused "--budget 5x" "$bitparity" fuzz --suite storage --budget 5x --corpus "$work/c"
+refused "--shrink-budget 1h1h: use a duration" "$bitparity" fuzz --suite storage --shrink-budget 1h1h --corpus "$work/c"
+refused "--shrink-budget is for the suites over ranks" "$bitparity" fuzz --suite quant --shrink-budget 5m --corpus "$work/c"
 refused "--case holds its row, steps, worlds and values; drop --optimizer" "$bitparity" sharded --case "$work/x.json" --optimizer adam
 refused "--case holds its row, steps, worlds and values; drop --steps" "$bitparity" sharded --case "$work/x.json" --steps 3
 refused "x.json: cannot be read" "$bitparity" sharded --case "$work/x.json"

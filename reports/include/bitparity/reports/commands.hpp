@@ -99,6 +99,7 @@ struct FuzzCommand {
   CheckCommand selection;                    // --suite, --property, --format, --optimizer, --dtype, --block-size, --device
   std::vector<std::string> implementations;  // --implementation: cpu, cuda:N or mutant:NAME
   std::string budget = "60s";
+  std::string shrink_budget;  // over ranks: how long one failure may shrink (default 30s)
   std::int64_t visits = 0;
   std::int64_t first_visit = -1;  // -1: where the corpus state left off
   std::string corpus = "bitparity-corpus";
