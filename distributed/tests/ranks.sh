@@ -54,6 +54,10 @@ case "$kind" in
     code=$?
     tail -n 3 "$out"
     [ "$code" -eq 0 ] && grep -q "mutant $arg: killed" "$out" || fail "mutant $arg survived (exit $code)"
+    # The first failing row's replay runs as printed (this binary, not a `bitparity` on PATH) and kills it again.
+    replay=$(grep -m 1 "^  replay: " "$out" | sed 's/^  replay: //')
+    case "$replay" in "mpirun -np $world $bin sharded "*) ;; *) fail "the replay does not name this binary: $replay" ;; esac
+    eval "$replay" >"$out" 2>&1 && grep -q "mutant $arg: killed" "$out" || { cat "$out"; fail "the printed replay did not kill $arg: $replay"; }
     ;;
   failure|failure-p11)
     marker="--seed 42$(printf %s "$kind$arg" | cksum | cut -c1-6)"  # unique per test: pgrep finds only ours

@@ -122,7 +122,19 @@ int run_command(int argc, char** argv) {
                       exit_bad_input);
       }
       if (argc > 2) {
-        std::printf("%s", app.get_subcommand(argv[2])->help().c_str());
+        // `help checkpoint inspect`: the action's own help; any other word after the command is a slip.
+        const CLI::App* command = app.get_subcommand(argv[2]);
+        if (argc > 3) {
+          const auto actions = command->get_subcommands({});
+          const auto action = std::find_if(actions.begin(), actions.end(), [&](const CLI::App* a) { return a->get_name() == argv[3]; });
+          if (argc > 4 || action == actions.end()) {
+            return refuse(std::string("help takes one command") + (actions.empty() ? "" : " and its action") + ", not '" +
+                              argv[argc > 4 && action != actions.end() ? 4 : 3] + "' (bitparity help " + argv[2] + ")",
+                          exit_bad_input);
+          }
+          command = *action;
+        }
+        std::printf("%s", command->help().c_str());
       } else {
         std::printf("%s", app.help().c_str());
       }

@@ -162,7 +162,8 @@ std::string replay_command(const CheckRow& row, std::uint64_t seed) {
       shell_word(program_name()) + " check --suite " + std::string(fixtures::suite_name(row.suite)) + " --property " + row.property_id;
   if (row.suite == fixtures::Suite::quant) command += " --format " + row.format;
   if (row.suite == fixtures::Suite::optim32 || row.suite == fixtures::Suite::optim8) command += " --optimizer " + row.format;
-  command += " --dtype " + row.dtype + " --device " + row.device;
+  // A plugin is named as check --help names it: --implementation plugin:PATH.
+  command += " --dtype " + row.dtype + (row.device.starts_with("plugin:") ? " --implementation " : " --device ") + shell_word(row.device);
   if (row.failing_block_size > 0) command += " --block-size " + std::to_string(row.failing_block_size);
   command += " --seed " + std::to_string(seed);
   if (row.replay_cases > 0) command += " --cases " + std::to_string(row.replay_cases);

@@ -149,6 +149,7 @@ nlohmann::json tally_json(const FuzzTally& tally) {
   return {{"visits", tally.visits},
           {"cases", tally.cases},
           {"elements", tally.elements},
+          {"incomplete_visits", tally.incomplete_visits},
           {"seconds", tally.seconds},
           {"cases_per_second", tally.seconds > 0 ? tally.cases / tally.seconds : 0.0},
           {"reference_seconds", tally.reference_seconds},
@@ -224,9 +225,14 @@ void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::si
   for (const auto& [key, count] : shown) {
     if (count > 1) std::printf("%s failed on %d more targets (their cases are in the corpus)\n", key.c_str(), count - 1);
   }
-  std::printf("\nsummary: %lld visits, %lld cases in %s (%.1f cases/s), %zu failures, %lld new corpus cases (%zu before), seed %llu, "
+  // A sweep cut at its share of the budget checked a prefix: said, so a short run claims no more.
+  const std::string cut = totals.all.incomplete_visits == 0
+                              ? ""
+                              : " (" + std::to_string(totals.all.incomplete_visits) + " stopped before their end: " +
+                                    (interrupted() ? "the signal" : "an exhaustive sweep checks what its share of the budget allows") + ")";
+  std::printf("\nsummary: %lld visits%s, %lld cases in %s (%.1f cases/s), %zu failures, %lld new corpus cases (%zu before), seed %llu, "
               "next visit %lld%s\n",
-              static_cast<long long>(totals.all.visits), static_cast<long long>(totals.all.cases),
+              static_cast<long long>(totals.all.visits), cut.c_str(), static_cast<long long>(totals.all.cases),
               format_duration(totals.wall_seconds).c_str(), totals.wall_seconds > 0 ? totals.all.cases / totals.wall_seconds : 0.0,
               totals.failures.size(), static_cast<long long>(totals.new_cases), known_cases,
               static_cast<unsigned long long>(options.seed), static_cast<long long>(totals.next_visit),

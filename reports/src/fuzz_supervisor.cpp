@@ -67,6 +67,7 @@ void add(FuzzTally& tally, const nlohmann::json& visit) {
   tally.visits += 1;
   tally.cases += visit.value("cases", std::int64_t{0});
   tally.elements += visit.value("elements", std::int64_t{0});
+  tally.incomplete_visits += visit.value("incomplete", false) ? 1 : 0;
   tally.seconds += visit.value("seconds", 0.0);
   tally.reference_seconds += visit.value("reference_seconds", 0.0);
 }

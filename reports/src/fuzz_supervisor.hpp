@@ -16,6 +16,7 @@ namespace bitparity::reports {
 
 struct FuzzTally {
   std::int64_t visits = 0, cases = 0, elements = 0;
+  std::int64_t incomplete_visits = 0;  // stopped before their end: a sweep at its share of the budget, or a signal
   double seconds = 0.0, reference_seconds = 0.0;
 };
 

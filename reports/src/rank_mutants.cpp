@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #include "rank_runs.hpp"
 #include "shell_words.hpp"
@@ -76,7 +77,7 @@ RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, 
     if (hunt.rounds > 0 && std::chrono::steady_clock::now() >= deadline) return finish();
     std::vector<std::string> hunt_options = {"sharded", "--mutant", mutant.name, "--seed", std::to_string(round_seed)};
     hunt_options.insert(hunt_options.end(), mutant.options.begin(), mutant.options.end());
-    hunt.replay = "mpirun -np " + std::to_string(kRankMutantWorld) + " bitparity " + shell_words(hunt_options);
+    hunt.replay = "mpirun -np " + std::to_string(kRankMutantWorld) + " " + shell_word(program_name()) + " " + shell_words(hunt_options);
     std::vector<std::string> args = hunt_options;
     args.insert(args.end(), {"--json", rows_file});
     std::filesystem::remove(rows_file);

@@ -97,7 +97,8 @@ void add_replay_command(CLI::App& app, ReplayCommand& command) {
   auto* replay = app.add_subcommand("replay", "re-run saved cases (files, or corpus folders) from their inputs, without the generators");
   replay->add_option("paths", command.paths, "case files or corpus folders")->required();
   replay->add_option("--implementation", command.implementation,
-                     "run every case on this implementation (cpu, cuda:N, mutant:NAME) instead of its own; then every case must hold");
+                     "run every case on this implementation (cpu, cuda:N, mutant:NAME) instead of its own: on cpu or cuda:N every "
+                     "case must hold, on a mutant every case must fail (a case that holds: SURVIVES)");
   replay->add_option("--json", command.json_path, "write the outcomes as JSON to this file (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
 }

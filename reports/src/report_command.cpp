@@ -134,7 +134,7 @@ int run_report_command(const ReportCommand& command) {
   std::printf("bitparity report: drift of every optimizer x dtype (fp32 and 8-bit states), %lld steps of %lld elements, on %s; "
               "device parity on %s; check summary with %d cases per block size%s; seed %llu\n",
               static_cast<long long>(options.steps), static_cast<long long>(options.elements), options.implementation.c_str(),
-              options.devices.empty() ? "no device (none found)" : [&] {
+              options.devices.empty() ? (command.devices.empty() ? "no device (none found)" : "no device (--device cpu)") : [&] {
                 std::string list;
                 for (const auto& d : options.devices) list += (list.empty() ? "" : ", ") + d;
                 return list;

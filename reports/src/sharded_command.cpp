@@ -17,6 +17,7 @@
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "rank_case.hpp"
+#include "rank_mutants.hpp"
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/gathered_case.hpp"
 #include "bitparity/distributed/sharded_case.hpp"
@@ -24,6 +25,7 @@
 #endif
 #if BITPARITY_HAS_MPI
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/distributed/communicators.hpp"
 #include "sharded_plan.hpp"
 #endif
@@ -33,8 +35,9 @@ namespace bitparity::reports {
 void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   auto* sharded = app.add_subcommand(
       "sharded", "multi-rank properties over the ranks of `mpirun -np W`: P6 rank parity (ZeRO-1/2, ZeRO-3, per-parameter "
-                 "sharded steps against the unsharded step, gradients and states checked by parameter id) and P2r (tensors "
-                 "chunked over the ranks, all-gathered and used through non-contiguous views)");
+                 "sharded steps against the unsharded step, gradients and states checked by parameter id), P2r (tensors "
+                 "chunked over the ranks, all-gathered and used through non-contiguous views), P10 (quantized storage "
+                 "through FSDP sharding) and P11 (resume from a checkpoint)");
   sharded->add_option("--property", command.properties,
                       "P6, P2r, P10 or P11 (resume: save on W ranks, load on W' ranks or another device, continue; "
                       "bitwise the run that never stopped) (repeatable; default all four)");
@@ -64,8 +67,8 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
       ->transform(seed_value())
       ->each([&command](const std::string&) { command.seed_given = true; });
   sharded->add_option("--case", command.case_file,
-                      "a saved rank case (CORPUS/over-ranks/*.json, from bitparity fuzz): run its one P6 or P11 row on the "
-                      "groups, steps, worlds and values it holds, instead of drawn cases");
+                      "a saved rank case (CORPUS/over-ranks/*.json, from bitparity fuzz): run its one P6, P2r, P10 or P11 row "
+                      "on the values (and groups, steps, worlds or tensor) it holds, instead of drawn cases");
   sharded->add_option("--mutant", command.mutant,
                       "run with a driver fault (sharded-*), a storage fault (storage-*) or a checkpoint fault (checkpoint-*; "
                       "`bitparity list`): exit 0 when killed");
@@ -80,7 +83,8 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
                       "own, one with negative values (momenta) and/or one without (second moments) (repeatable)");
   sharded->add_option("--json", command.json, "also write the rows as JSON (rank 0, atomically)")
       ->each([&command](const std::string&) { command.json_given = true; });
-  sharded->add_option("--stuck-seconds", command.stuck_seconds, "a rank without progress this long fails the run (default 120)")
+  sharded->add_option("--stuck-seconds", command.stuck_seconds,
+                      "a rank without progress this long fails the run (default 120; 0: never)")
       ->check(seconds_in(86400));
   sharded->add_flag("--benchmark", command.benchmark,
                     "time the sharded step (reduce, step, gather; slowest rank) against the unsharded step of the same "
@@ -386,6 +390,16 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     throw UsageError("none of the selected optimizers has 8-bit states; drop --states 8 or choose another optimizer");
   }
   if (!command.mutant.empty()) {
+    if (find_rank_mutant(command.mutant) == nullptr) {
+      std::string names;
+      for (const RankMutant& mutant : rank_mutant_catalogue()) names += (names.empty() ? "" : ", ") + mutant.name;
+      const auto& catalogue = fixtures::mutant_catalogue();
+      const bool of_an_implementation = std::any_of(catalogue.begin(), catalogue.end(),
+                                                    [&](const fixtures::MutantInfo& m) { return m.name == command.mutant; });
+      throw UsageError(of_an_implementation ? "'" + command.mutant + "' is a mutant implementation, not a fault of the ranks; use "
+                                                  "--implementation mutant:" + command.mutant
+                                            : "unknown --mutant '" + command.mutant + "'; the faults of the ranks are " + names);
+    }
     try {
       if (distributed::is_storage_fault_name(command.mutant)) {
         plan.storage_fault = distributed::parse_storage_fault(command.mutant);

@@ -15,12 +15,14 @@
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
+#include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
+#include "shell_words.hpp"
 #include "sharded_plan.hpp"
 #include "temporary_folder.hpp"
 
@@ -111,9 +113,7 @@ std::vector<std::string> replay_arguments(const ShardedRow& row, const ShardedCo
 }
 
 std::string replay_command(const ShardedRow& row, const ShardedCommand& command, const ShardedPlan& plan, int world) {
-  std::string text = "mpirun -np " + std::to_string(world) + " bitparity";
-  for (const auto& word : replay_arguments(row, command, plan)) text += " " + word;
-  return text;
+  return "mpirun -np " + std::to_string(world) + " " + shell_word(program_name()) + " " + shell_words(replay_arguments(row, command, plan));
 }
 
 }  // namespace

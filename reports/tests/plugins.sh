@@ -54,6 +54,13 @@ assert all(reason("P7", "dynamic8-unsigned")) and any("with only the maps" in r 
 assert all(r.get("not_applicable") for r in rows if r["dtype"] == "f16"), "a dtype it does not take was run"
 PYTHON
 
+echo "== a failing row's replay command runs as printed (the plugin through --implementation) and fails again"
+replay=$(python3 -c 'import json, sys; print(next(r["replay"] for r in json.load(open(sys.argv[1]))["results"] if r.get("replay")))' "$work/faulty.json")
+case "$replay" in *"--implementation plugin:"*) ;; *) fail "the replay names the plugin other than by --implementation: $replay" ;; esac
+eval "$replay" >"$work/replayed.txt" 2>&1
+code=$?
+[ "$code" -eq 1 ] || { cat "$work/replayed.txt"; fail "the printed replay gave exit $code, not 1: $replay"; }
+
 echo "== a plugin that ends the process inside a call (bitsandbytes' CUDA error checks call exit(1))"
 BITPARITY_FAULTY_PLUGIN_EXITS=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --cases 1 >"$work/exits.txt" 2>&1
 code=$?
