@@ -94,23 +94,38 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& requeste
 
 }  // namespace
 
-// Why a selection has no rows, in terms of the options the user gave.
-std::string why_empty(const CheckOptions& options) {
-  std::vector<std::string> entries = options.formats;
-  entries.insert(entries.end(), options.optimizers.begin(), options.optimizers.end());
+namespace {
+
+// A format, optimizer or property that none of the selected suites has: empty when there is none.
+std::string outside_the_suites(const CheckOptions& options, const std::vector<std::string>& entries,
+                               const std::vector<std::string>& property_ids) {
   for (const auto& name : entries) {
     const auto suites = suites_of_entry(name);
     bool reachable = false;
     for (const auto& suite : options.suites) reachable = reachable || std::find(suites.begin(), suites.end(), suite) != suites.end();
     if (!reachable) return "'" + name + "' is not in --suite " + joined(options.suites) + "; it is in " + joined(suites);
   }
-  for (const auto& id : options.properties) {
+  for (const auto& id : property_ids) {
     for (const auto& property : properties::property_catalogue()) {
-      if (property.id != id) continue;
-      if (std::find(options.suites.begin(), options.suites.end(), property.suite) == options.suites.end()) {
+      if (property.id == id && std::find(options.suites.begin(), options.suites.end(), property.suite) == options.suites.end()) {
         return "property " + id + " belongs to suite " + std::string(fixtures::suite_name(property.suite)) + ", not to " +
                joined(options.suites);
       }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+// Why a selection has no rows, in terms of the options the user gave.
+std::string why_empty(const CheckOptions& options) {
+  std::vector<std::string> entries = options.formats;
+  entries.insert(entries.end(), options.optimizers.begin(), options.optimizers.end());
+  if (const std::string outside = outside_the_suites(options, entries, options.properties); !outside.empty()) return outside;
+  for (const auto& id : options.properties) {
+    for (const auto& property : properties::property_catalogue()) {
+      if (property.id != id) continue;
       if (property.needs_baseline && options.devices == std::vector<std::string>{"cpu"}) {
         return "property " + id + " compares a GPU with the cpu; it has no rows with --device cpu";
       }
@@ -223,6 +238,12 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
                                                          : "unknown dtype '" + name + "'") +
                        "; use f32, f16 or bf16");
     }
+  }
+  // A filter no selected suite reads was ignored: `--suite quant --optimizer adam` ran every quant row.
+  std::vector<std::string> entries = asked.formats;
+  entries.insert(entries.end(), asked.optimizers.begin(), asked.optimizers.end());
+  if (const std::string outside = outside_the_suites(options, entries, asked.properties); !outside.empty()) {
+    throw UsageError(outside + " (a filter no selected suite reads would be ignored)");
   }
   std::vector<std::string> devices_and_implementations = asked.devices;
   devices_and_implementations.insert(devices_and_implementations.end(), command.implementations.begin(), command.implementations.end());
