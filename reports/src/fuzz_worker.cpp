@@ -191,7 +191,12 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
         saved.violation = result.counterexample;
         saved.recorded = *result.failing_case;
         const std::vector<std::string> simpler = simpler_failing_values(saved, *unit.property, target_of_visit, *baseline);
-        if (!simpler.empty()) failure["values_simplified"] = simpler;
+        if (!simpler.empty()) {
+          // The violation printed is the saved case's, which replay shows; the visit's own is kept beside it.
+          failure["values_simplified"] = simpler;
+          event["violation"] = saved.violation;
+          event["violation_as_drawn"] = result.counterexample;
+        }
         failure["reproduction"] = reproduction(saved);
         saved.found = failure;
         try {

@@ -30,10 +30,13 @@ cat "$work/kill.txt"
 [ "$code" -eq 1 ] || fail "the mutant run exited $code, expected 1"
 files=$(ls "$work/kill/cases" | wc -l)
 [ "$files" -eq 1 ] || fail "expected one saved case, found $files"
-python3 - "$work/kill/cases"/*.json <<'EOF' || fail "the saved case's values were not made simpler"
+python3 - "$work/kill/cases"/*.json "$work/kill.txt" <<'EOF' || fail "the saved case's values were not made simpler, or the printed violation is not the saved case's"
 import json, sys
 case = json.load(open(sys.argv[1]))
 assert case["found"]["values_simplified"][0] == "values rounded down to powers of two", case["found"]
+lines = open(sys.argv[2]).read().splitlines()
+printed = lines[next(i for i, l in enumerate(lines) if l.startswith("FAILED ")) + 1].strip()
+assert printed == case["violation"].splitlines()[0].strip(), (printed, case["violation"])
 EOF
 "$bitparity" replay "$work/kill" | tail -n 3 || fail "the saved case no longer kills its mutant"
 "$bitparity" replay "$work/kill" --implementation cpu | tail -n 1 || fail "the saved case fails on cpu"
