@@ -17,14 +17,19 @@ void add_state_plan_command(CLI::App& app, StatePlanCommand& command) {
   plan->add_option("--size", command.sizes, "element count of a parameter tensor (repeatable)")
       ->required()
       ->transform(integer_in(0, std::int64_t{1} << 50));
-  plan->add_option("--block-size", command.blocksize, "8-bit block size (default 256)")->transform(integer_in(1, 1 << 20));
+  const auto given = [&command](const std::string&) { command.eight_bit_option_given = true; };
+  plan->add_option("--block-size", command.blocksize, "8-bit block size (default 256)")->transform(integer_in(1, 1 << 20))->each(given);
   plan->add_option("--min-8bit-size", command.min_8bit_size, "smaller tensors keep fp32 states (default 4096; 0: none)")
-      ->transform(integer_in(0, std::int64_t{1} << 50));
+      ->transform(integer_in(0, std::int64_t{1} << 50))
+      ->each(given);
   plan->add_flag("--fp32", command.fp32, "32-bit states for every tensor");
 }
 
 int run_state_plan_command(const StatePlanCommand& command) {
   const OptimizerKind kind = parse_optimizer(command.optimizer);
+  if (command.fp32 && command.eight_bit_option_given) {
+    throw UsageError("--block-size and --min-8bit-size shape 8-bit states, and --fp32 plans none; drop them or --fp32");
+  }
   const StateOptions options{!command.fp32, command.blocksize, command.min_8bit_size};
   // Refused even when every tensor here is small enough for fp32 states: the option is still wrong.
   if (!command.fp32) validate_block_size(QuantFormat::dynamic8_signed, command.blocksize);

@@ -56,6 +56,7 @@ struct StatePlanCommand {
   std::int64_t blocksize = 256;
   std::int64_t min_8bit_size = 4096;
   bool fp32 = false;
+  bool eight_bit_option_given = false;  // --block-size or --min-8bit-size: nothing to do with --fp32
 };
 
 // `mpirun -np W bitparity sharded`: P6 rank parity over the ranks mpirun started.
