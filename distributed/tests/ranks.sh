@@ -194,7 +194,8 @@ case "$kind" in
     [ -n "$file" ] || fail "no universal.safetensors under $arg"
     "$bin" checkpoint inspect "$file" --json "$arg/inspect.json" >"$out" 2>&1 || { cat "$out"; fail "a good checkpoint fails inspect (exit $?)"; }
     grep -q "every tensor matches its CRC-32" "$out" || fail "inspect does not confirm the checksums"
-    grep -q '"form": "universal"' "$arg/inspect.json" || grep -q '"form":' "$arg/inspect.json" || fail "inspect JSON lacks the metadata"
+    python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["metadata"]; assert m["form"] == "universal" and m["optimizer"] == "adam" and m["states"] == "8-bit", m' \
+      "$arg/inspect.json" || fail "inspect JSON lacks the metadata"
     size=$(wc -c <"$file")
     cp "$file" "$arg/flipped.safetensors"
     printf '\377' | dd of="$arg/flipped.safetensors" bs=1 seek=$((size - 2)) conv=notrunc 2>/dev/null

@@ -22,13 +22,22 @@ TEST(OptimizerState, SmallTensorsKeepFp32StatesAndSayWhichPathTheyTook) {
 
 TEST(OptimizerState, EightBitStateStepsFromZero) {
   OptimizerState state(OptimizerKind::adam, 300, Device::cpu(), {true, 64, 0});
-  std::vector<float> param(300, 1.0f), grad(300, 0.5f);
+  OptimizerState fp32(OptimizerKind::adam, 300, Device::cpu(), {false, 64, 0});
+  ASSERT_EQ(state.path(), StatePath::eight_bit);
+  ASSERT_EQ(fp32.path(), StatePath::fp32);
+  std::vector<float> param(300, 1.0f), param_fp32(300, 1.0f), grad(300, 0.5f);
   Hyperparameters hyper;
   hyper.lr = 0.1f;
   ASSERT_FALSE(state.step(hyper, contiguous_view(param.data(), DType::f32, Device::cpu(), {300}),
                           contiguous_view(grad.data(), DType::f32, Device::cpu(), {300})));
-  // Step 1 of Adam from zero states moves every element by lr (m_hat / sqrt(v_hat) = 1).
-  for (float p : param) EXPECT_NEAR(p, 0.9f, 1e-6f);
+  ASSERT_FALSE(fp32.step(hyper, contiguous_view(param_fp32.data(), DType::f32, Device::cpu(), {300}),
+                         contiguous_view(grad.data(), DType::f32, Device::cpu(), {300})));
+  // From zero states the old codes dequantize to exactly 0, so step 1 is the fp32 step's bit for
+  // bit (which the properties judge against the exact reference), and it moved every element.
+  for (std::size_t i = 0; i < param.size(); ++i) {
+    ASSERT_EQ(param[i], param_fp32[i]) << "element " << i;
+    ASSERT_NE(param[i], 1.0f) << "element " << i;
+  }
 }
 
 TEST(OptimizerState, MemoryPerParameter) {

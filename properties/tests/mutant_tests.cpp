@@ -41,6 +41,7 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, Mutant, ::testing::ValuesIn(fixtures::mutant
 TEST(MutantHarness, UntwistedEightBitHostLoopEqualsTheKernel) {
   const auto loop = fixtures::untwisted_optimizer8_host_loop();
   const auto cpu = fixtures::make_implementation("cpu");
+  int ran = 0;
   for (const auto& property : property_catalogue()) {
     if (property.suite != fixtures::Suite::optim8) continue;
     for (const auto& spec : suite_targets(fixtures::Suite::optim8)) {
@@ -51,9 +52,14 @@ TEST(MutantHarness, UntwistedEightBitHostLoopEqualsTheKernel) {
         const RunResult result = run_property(property, make_target(property, spec, loop.get(), cpu.get(), blocksize), options);
         EXPECT_TRUE(result.passed) << property.id << " " << spec.label() << " blocksize " << blocksize << ":\n"
                                    << result.counterexample;
+        // A passing run must have run something: not "not applicable", not every case discarded.
+        EXPECT_FALSE(result.not_applicable) << property.id << " " << spec.label() << ": " << result.not_applicable_reason;
+        EXPECT_GT(result.stats.cases, 0) << property.id << " " << spec.label() << " blocksize " << blocksize << " ran no case";
+        ran += result.stats.cases > 0 ? 1 : 0;
       }
     }
   }
+  EXPECT_GT(ran, 0);
 }
 
 // Every property must be shown to fail: each kills the mutant the catalogue assigns to it, alone.

@@ -10,6 +10,7 @@
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "bitparity/reference/optim_reference.hpp"
+#include "centred_rmsprop_case.hpp"
 
 namespace bitparity {
 namespace {
@@ -71,16 +72,6 @@ TEST(Regression, LambTrustRatioBeyondFloatRange) {
 // Centred RMSprop whose states break square_avg >= grad_avg^2 (as fp32 rounding can, and as
 // independently quantized 8-bit states do): torch's variance goes below zero and the parameter
 // becomes NaN. The variance is clamped at zero (ARITHMETIC.md), and the reference agrees.
-Hyperparameters centred_rmsprop() {
-  Hyperparameters h = typical_hyperparameters(OptimizerKind::rmsprop);
-  h.step = 10;
-  h.lr = 0x1.0624dep-10f;
-  h.eps = 1e-8f;
-  h.smoothing = 0.99f;
-  h.momentum = 0.9f;
-  h.centered = true;
-  return h;
-}
 
 TEST(Regression, CentredRmspropVarianceBelowZeroIsClamped) {
   const Hyperparameters h = centred_rmsprop();
@@ -112,30 +103,14 @@ TEST(Regression, CentredRmspropVarianceBelowZeroIsClamped) {
   EXPECT_TRUE(verdict.ok) << verdict.detail;
 }
 
-// The 8-bit form, as P5q found it on an H100: every grad_avg code at the top of the signed map with
-// absmax 0.01, every square_avg code at the top of the unsigned map with absmax 1e-6 (dequantized
-// square_avg < grad_avg^2). Each parameter must stay finite, on every block of a 191-element tensor.
+// The 8-bit form: each parameter must stay finite, on every block (centred_rmsprop_case.hpp; the GPUs
+// are compared with it bit for bit in regression_gpu_tests).
 TEST(Regression, CentredRmspropEightBitStatesStayFinite) {
-  const Hyperparameters h = centred_rmsprop();
-  constexpr std::int64_t n = 191, blocksize = 64, blocks = (n + blocksize - 1) / blocksize;
-  auto param = fixtures::HostTensor::contiguous(DType::f32, {n});
-  auto grad = fixtures::HostTensor::contiguous(DType::bf16, {n});
-  fixtures::write_logical(param.view(), std::vector<float>(n, 0.25f));
-  fixtures::write_logical(grad.view(), std::vector<float>(n, 0x1p-10f));
-  std::vector<fixtures::HostTensor> codes, absmax;
-  std::vector<QuantizedState> states;
-  const float scale[3] = {1e-6f, 1e-2f, 1e-3f};
-  for (int k = 0; k < 3; ++k) {
-    const CodeTable& table = code_table(state8_format(OptimizerKind::rmsprop, k));
-    codes.push_back(fixtures::HostTensor::contiguous(DType::u8, {n}, table.sorted_codes[table.sorted_count - 1]));
-    absmax.push_back(fixtures::HostTensor::contiguous(DType::f32, {blocks}));
-    fixtures::write_logical(absmax.back().view(), std::vector<float>(blocks, scale[k]));
-  }
-  for (int k = 0; k < 3; ++k) states.push_back({codes[k].view(), absmax[k].view()});
   fixtures::CpuImplementation cpu;
-  cpu.optimizer8_step(OptimizerKind::rmsprop, h, param.view(), grad.view(), states, blocksize, {});
-  const std::vector<float> after = fixtures::read_logical(param.view());
-  for (std::int64_t i = 0; i < n; ++i) ASSERT_TRUE(std::isfinite(after[i])) << "element " << i << ": " << after[i];
+  const Step8Outcome on_cpu = centred_rmsprop_8bit_step(cpu);
+  for (std::size_t i = 0; i < on_cpu.param.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(on_cpu.param[i])) << "cpu: element " << i << ": " << on_cpu.param[i];
+  }
 }
 
 }  // namespace
