@@ -3,6 +3,7 @@
 // every grad_avg code at the top of the signed map with absmax 0.01, every square_avg code at the
 // top of the unsigned map with absmax 1e-6 (dequantized square_avg < grad_avg^2), on a 191-element
 // tensor of three blocks of 64.
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -26,7 +27,8 @@ inline Hyperparameters centred_rmsprop() {
 
 struct Step8Outcome {
   std::vector<float> param;
-  std::vector<std::vector<float>> codes, absmax;
+  std::vector<std::vector<std::uint8_t>> codes;  // as stored: read_logical reads values, not u8 codes
+  std::vector<std::vector<float>> absmax;
 };
 
 inline Step8Outcome centred_rmsprop_8bit_step(fixtures::Implementation& implementation) {
@@ -49,14 +51,15 @@ inline Step8Outcome centred_rmsprop_8bit_step(fixtures::Implementation& implemen
   implementation.optimizer8_step(OptimizerKind::rmsprop, h, param.view(), grad.view(), states, blocksize, {});
   Step8Outcome out{fixtures::read_logical(param.view()), {}, {}};
   for (int k = 0; k < 3; ++k) {
-    out.codes.push_back(fixtures::read_logical(codes[k].view()));
+    out.codes.push_back(codes[k].bytes());
     out.absmax.push_back(fixtures::read_logical(absmax[k].view()));
   }
   return out;
 }
 
-inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 }  // namespace bitparity
