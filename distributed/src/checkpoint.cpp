@@ -27,6 +27,9 @@ void write_checkpoint_file(const std::string& path, const std::vector<Safetensor
   json checksums = json::object();
   for (const SafetensorsTensor& t : tensors) checksums[t.name] = tensor_crc32_hex(t.bytes);
   metadata["crc32"] = checksums.dump();
+  std::map<std::string, std::pair<std::string, std::vector<std::int64_t>>> table;
+  for (const SafetensorsTensor& t : tensors) table[t.name] = {t.dtype, t.shape};
+  metadata[kHeaderChecksumKey] = header_checksum(metadata, table);
   fixtures::write_file_atomically(path, serialize_safetensors(tensors, metadata));
 }
 
@@ -125,6 +128,56 @@ std::string rank_checkpoint_path(const std::string& folder, int rank, int world)
   char name[64];
   std::snprintf(name, sizeof name, "rank-%05d-of-%05d.safetensors", rank, world);
   return (std::filesystem::path(folder) / name).string();
+}
+
+namespace {
+
+void append_netstring(std::string& text, std::string_view field) {
+  text += std::to_string(field.size());
+  text += ':';
+  text += field;
+  text += ',';
+}
+
+}  // namespace
+
+std::string header_checksum(const std::map<std::string, std::string>& metadata,
+                            const std::map<std::string, std::pair<std::string, std::vector<std::int64_t>>>& tensors) {
+  std::string text;
+  for (const auto& [key, value] : metadata) {
+    if (key == kHeaderChecksumKey) continue;
+    append_netstring(text, "m"), append_netstring(text, key), append_netstring(text, value);
+  }
+  for (const auto& [name, entry] : tensors) {
+    std::string shape;
+    for (std::int64_t extent : entry.second) {
+      if (!shape.empty()) shape += ',';  // appended apart: GCC 12 warns falsely (-Wrestrict) on "," + to_string
+      shape += std::to_string(extent);
+    }
+    append_netstring(text, "t"), append_netstring(text, name), append_netstring(text, entry.first), append_netstring(text, shape);
+  }
+  return tensor_crc32_hex({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+}
+
+std::string header_checksum(const SafetensorsFile& file) {
+  std::map<std::string, std::pair<std::string, std::vector<std::int64_t>>> table;
+  for (const auto& [name, entry] : file.tensors) table[name] = {entry.dtype, entry.shape};
+  return header_checksum(file.metadata, table);
+}
+
+std::string header_checksum_problem(const SafetensorsFile& file) {
+  const auto found = file.metadata.find(kHeaderChecksumKey);
+  if (found == file.metadata.end()) {
+    return std::string("its header has no \"") + kHeaderChecksumKey + "\", so nothing shows that its step, hyperparameters and "
+           "layout are as saved (the key was removed, or an older bitparity wrote it)";
+  }
+  const std::string stored = stored_checksum(found->second), computed = header_checksum(file);
+  if (stored.empty()) return std::string("its \"") + kHeaderChecksumKey + "\" '" + found->second + "' is not 8 hex digits";
+  if (stored != computed) {
+    return std::string("its header does not match its \"") + kHeaderChecksumKey + "\" (stored " + stored + ", computed " + computed +
+           "): the header was edited or corrupted";
+  }
+  return "";
 }
 
 std::uint32_t tensor_crc32(std::span<const std::uint8_t> bytes) {
@@ -296,6 +349,9 @@ ParameterState load_parameter_state(const std::string& path, std::uint64_t id, c
   const SafetensorsFile file = read_safetensors(path);
   if (text_of(file.metadata, "format", path) != kCheckpointFormat) {
     refuse(path, "its format is '" + file.metadata.at("format") + "', this bitparity reads " + kCheckpointFormat);
+  }
+  if (const std::string problem = header_checksum_problem(file); !problem.empty()) {
+    refuse(path, problem + "; restore the file from a good copy");
   }
   if (text_of(file.metadata, "form", path) != "universal") refuse(path, "per-parameter states load from the universal form");
   if (const auto bad = checksum_mismatches(file); !bad.empty()) {

@@ -234,6 +234,10 @@ void check_common(const SafetensorsFile& file, const ShardedOptimizer& optimizer
   if (text_of(file.metadata, "format", path) != kCheckpointFormat) {
     refuse(path, "its format is '" + file.metadata.at("format") + "', this bitparity reads " + kCheckpointFormat);
   }
+  // Before the other checks: each reads the header this covers.
+  if (const std::string problem = header_checksum_problem(file); !problem.empty()) {
+    refuse(path, problem + "; restore the file from a good copy");
+  }
   if (text_of(file.metadata, "form", path) != form) {
     refuse(path, "it is a " + file.metadata.at("form") + " checkpoint, not a " + form + " one");
   }

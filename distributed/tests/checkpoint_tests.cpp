@@ -180,15 +180,16 @@ void write_file(const fs::path& path, const Bytes& bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
-// The file rewritten with its tensors changed by `edit` and checksums that match again: only
-// the checkpoint's own checks can refuse it.
+// The file rewritten with its tensors changed by `edit` and checksums that match again (the
+// tensors' and, unless `stale_header`, the header's): only the checkpoint's own checks can refuse it.
 std::vector<SafetensorsTensor> tensors_of(const SafetensorsFile& file) {
   std::vector<SafetensorsTensor> tensors;
   for (const auto& [name, entry] : file.tensors) tensors.push_back({name, entry.dtype, entry.shape, file.bytes(name)});
   return tensors;
 }
 
-void rewrite(const fs::path& path, const std::function<void(std::vector<SafetensorsTensor>&, std::map<std::string, std::string>&)>& edit) {
+void rewrite(const fs::path& path, const std::function<void(std::vector<SafetensorsTensor>&, std::map<std::string, std::string>&)>& edit,
+             bool stale_header = false) {
   const SafetensorsFile file = read_safetensors(path.string());
   std::vector<SafetensorsTensor> tensors = tensors_of(file);
   std::map<std::string, std::string> metadata = file.metadata;
@@ -196,6 +197,11 @@ void rewrite(const fs::path& path, const std::function<void(std::vector<Safetens
   nlohmann::json crc = nlohmann::json::object();
   for (const auto& t : tensors) crc[t.name] = tensor_crc32_hex(t.bytes);
   metadata["crc32"] = crc.dump();
+  if (!stale_header && metadata.count(kHeaderChecksumKey) != 0) {
+    std::map<std::string, std::pair<std::string, std::vector<std::int64_t>>> table;
+    for (const auto& t : tensors) table[t.name] = {t.dtype, t.shape};
+    metadata[kHeaderChecksumKey] = header_checksum(metadata, table);
+  }
   const std::string out = serialize_safetensors(tensors, metadata);
   write_file(path, Bytes(out.begin(), out.end()));
 }
@@ -365,9 +371,30 @@ TEST(Checkpoint, RefusesCorruptOrForeignCheckpointsAndChangesNothing) {
          const SafetensorsFile f = parse_safetensors(good, "x");
          auto m = f.metadata;
          m.erase("crc32");
+         m[kHeaderChecksumKey] = header_checksum(m, [&] {
+           std::map<std::string, std::pair<std::string, std::vector<std::int64_t>>> table;
+           for (const auto& [name, entry] : f.tensors) table[name] = {entry.dtype, entry.shape};
+           return table;
+         }());
          const std::string out = serialize_safetensors(tensors_of(f), m);
          write_file(universal, Bytes(out.begin(), out.end()));
-       }, "crc32"},
+       }, "its header has no \"crc32\""},
+      // The header's own checksum: a step edited from 2 to 7 (one flipped bit makes 3) was read by
+      // the resume; each header check above passes only because its rewrite made the checksum anew.
+      {"step edited, header checksum stale", [&] { rewrite(universal, [](auto&, auto& m) { m["step"] = "7"; }, true); },
+       "its header does not match its \"header_crc32\""},
+      {"group hyperparameters edited, header checksum stale", [&] {
+         rewrite(universal, [](auto&, auto& m) {
+           auto groups = nlohmann::json::parse(m["groups"]);
+           groups[0]["hyperparameters"]["lr"] = 0.5;
+           m["groups"] = groups.dump();
+         }, true);
+       }, "the header was edited or corrupted"},
+      {"tensor shape edited, header checksum stale", [&] {
+         rewrite(universal, [&](auto& t, auto&) { auto& x = first_tensor(t); x.shape = {1, x.shape[0]}; }, true);
+       }, "its header does not match"},
+      {"header checksum removed", [&] { rewrite(universal, [](auto&, auto& m) { m.erase(kHeaderChecksumKey); }, true); },
+       "its header has no \"header_crc32\""},
       {"a universal file given as a rank shard", [&] {
          fs::copy_file(universal, rank_checkpoint_path(folder.string(), 0, 1), fs::copy_options::overwrite_existing);
        }, "not a rank-shard one"},

@@ -73,15 +73,24 @@ int run_checkpoint_command(const CheckpointCommand& command) {
   const bool ours = file.metadata.count("format") != 0 && file.metadata.at("format") == distributed::kCheckpointFormat;
   nlohmann::json checksums = nlohmann::json::object();
   std::vector<std::string> bad, strays;  // tensors that do not match; CRCs of tensors the file lacks
-  if (ours) {
+  const bool no_checksums = ours && file.metadata.count("crc32") == 0;  // every tensor unchecked: a finding, not a crash
+  if (no_checksums) {
+    for (const auto& [name, entry] : file.tensors) bad.push_back(name);
+  } else if (ours) {
     checksums = nlohmann::json::parse(file.metadata.at("crc32"), nullptr, false);
     bad = distributed::checksum_mismatches(file, computed);  // also refuses a "crc32" that is not an object of checksums
     for (const auto& [name, entry] : checksums.items()) {
       if (file.tensors.count(name) == 0) strays.push_back(name);
     }
   }
+  // The header's own checksum covers what the tensor checksums do not: step, hyperparameters, layout.
+  const std::string header_problem = ours ? distributed::header_checksum_problem(file) : std::string();
   std::printf("checkpoint %s: %zu bytes, header %llu bytes, %zu tensors\n", printable_text(command.file).c_str(), static_cast<std::size_t>(file_bytes),
               static_cast<unsigned long long>(file.header_bytes), file.tensors.size());
+  if (ours) {
+    std::printf("  header CRC-32 %s: %s\n", distributed::header_checksum(file).c_str(),
+                header_problem.empty() ? "ok" : ("MISMATCH: " + printable_text(header_problem)).c_str());
+  }
   if (ours) {
     const auto& m = file.metadata;
     const auto value = [&](const char* key) { return m.count(key) ? printable_text(m.at(key)) : std::string("?"); };
@@ -135,9 +144,15 @@ int run_checkpoint_command(const CheckpointCommand& command) {
     std::printf("  a CRC-32 is stored for tensor '%s', which the file does not hold\n", printable_text(name).c_str());
   }
   if (ours) {
-    std::string summary = bad.empty() ? "every tensor matches its CRC-32"
-                                      : std::to_string(bad.size()) + " tensor(s) do not match a stored CRC-32 (check column): the file is corrupt or edited";
+    std::string summary = no_checksums ? "the header stores no CRC-32s (no \"crc32\"), so no tensor can be checked: the header was edited, "
+                                         "or the file was not written by bitparity; a resume refuses it"
+                          : bad.empty() ? "every tensor matches its CRC-32"
+                                        : std::to_string(bad.size()) + " tensor(s) do not match a stored CRC-32 (check column): the file is corrupt or edited";
     if (!strays.empty()) summary += "; " + std::to_string(strays.size()) + " CRC-32(s) stored for tensors the file lacks";
+    if (!header_problem.empty()) {
+      summary += "; the header does not match its header CRC-32, so its step, hyperparameters and layout cannot be trusted "
+                 "(a resume refuses it)";
+    }
     std::printf("summary: %s\n", summary.c_str());
   }
   if (!command.json.empty()) {
@@ -147,10 +162,12 @@ int run_checkpoint_command(const CheckpointCommand& command) {
                                      {"bytes", file_bytes},           {"header_bytes", file.header_bytes},
                                      {"bitparity_checkpoint", ours},           {"metadata", metadata},
                                      {"tensors", tensors},                     {"corrupt_tensors", bad},
-                                     {"checksums_of_absent_tensors", strays}};
+                                     {"checksums_of_absent_tensors", strays},
+                                     {"header_checksum", {{"computed", ours ? distributed::header_checksum(file) : std::string()},
+                                                          {"problem", header_problem}}}};
     write_result_file(command.json, json_file_text(document));
   }
-  return bad.empty() && strays.empty() ? exit_passed : exit_failed;
+  return bad.empty() && strays.empty() && header_problem.empty() ? exit_passed : exit_failed;
 }
 #else
 int run_checkpoint_command(const CheckpointCommand&) {

@@ -7,9 +7,11 @@
 // world size, block size and the code maps of 8-bit states. Loading checks all of it before it
 // changes anything, and refuses (on every rank alike) what does not fit, naming what and why.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bitparity/distributed/safetensors.hpp"
@@ -81,6 +83,18 @@ std::map<std::string, std::string> tensor_checksums(const SafetensorsFile& file)
 std::string stored_checksum(std::string_view text);
 std::vector<std::string> checksum_mismatches(const SafetensorsFile& file, const std::map<std::string, std::string>& computed);
 std::vector<std::string> checksum_mismatches(const SafetensorsFile& file);  // computed from `file`
+// The header's own CRC-32, stored as "header_crc32": it covers every byte of the header that
+// decides a resumed result (step, optimizer, hyperparameters of every group, layout, world size,
+// block size, code maps, the tensors' checksums) and each tensor's name, dtype and shape. The text
+// checksummed is, for each metadata entry but header_crc32 in key order, netstrings "m", key,
+// value, then for each tensor in name order "t", name, dtype, the shape's extents joined by ",";
+// a netstring is the byte length in decimal, ":", the bytes, ",".
+inline constexpr const char* kHeaderChecksumKey = "header_crc32";
+std::string header_checksum(const std::map<std::string, std::string>& metadata,
+                            const std::map<std::string, std::pair<std::string, std::vector<std::int64_t>>>& tensors);
+std::string header_checksum(const SafetensorsFile& file);
+// "" when the file's stored header_crc32 matches its header; otherwise what is wrong, in words.
+std::string header_checksum_problem(const SafetensorsFile& file);
 std::uint32_t tensor_crc32(std::span<const std::uint8_t> bytes);
 std::string tensor_crc32_hex(std::span<const std::uint8_t> bytes);  // 8 lowercase hex digits, as the header stores it
 
