@@ -442,6 +442,13 @@ void decode_input(const json& j, HyperInput& value) {
       if (!read) throw CaseFileError(std::string(info.name) + " has no hyperparameter '" + key + "'");
     }
   }
+  // Only values the descriptor's domain holds are cases: an edited lr = -1 would be refused by every
+  // implementation, which a replay would count as a violation (or, on a mutant, as a kill).
+  try {
+    validate_hyperparameters(value.kind, value.hyper);
+  } catch (const Error& error) {
+    throw CaseFileError("hyperparameters outside the optimizer's domain, so no case of any property (" + error.message() + ")");
+  }
 }
 
 }  // namespace bitparity::properties

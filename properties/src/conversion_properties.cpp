@@ -163,6 +163,7 @@ std::uint64_t narrowing(const PropertyTarget& t, PropertyStats& stats, const Nar
     other.join();
     const std::int64_t bad = first_bad[0] >= 0 ? first_bad[0] : first_bad[1];
     if (bad >= 0) report_narrowing(t, stats, f, inputs[bad], outputs[bad]);
+    if (t.on_fraction) t.on_fraction(static_cast<double>(start + kChunk) / static_cast<double>(1ull << 32));
   }
   return 1ull << 32;
 }

@@ -182,10 +182,7 @@ std::vector<fixtures::OperationFamily> families_of_suite(fixtures::Suite suite) 
   return {};
 }
 
-namespace {
-
-// Why the property cannot run on this target, or "" when it can.
-std::string missing_family(const PropertyDef& property, const PropertyTarget& target) {
+std::string not_applicable_reason(const PropertyDef& property, const PropertyTarget& target) {
   const auto families = property.families.empty() ? families_of_suite(property.suite) : property.families;
   for (const auto family : families) {
     for (const fixtures::Implementation* iut : {target.iut, target.baseline}) {
@@ -212,14 +209,12 @@ std::string missing_family(const PropertyDef& property, const PropertyTarget& ta
   return "";
 }
 
-}  // namespace
-
 RunResult run_property(const PropertyDef& property, const PropertyTarget& target, const RunOptions& options) {
   load_rapidcheck_configuration_quietly();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   RunResult result;
-  result.not_applicable_reason = missing_family(property, target);
+  result.not_applicable_reason = not_applicable_reason(property, target);
   if (!result.not_applicable_reason.empty()) {
     result.not_applicable = true;
     return result;
@@ -260,6 +255,7 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
   };
   if (property.exhaustive) {
     case_target.cancelled = options.cancelled;
+    case_target.on_fraction = options.on_fraction;
     if (options.seconds > 0) {
       case_target.deadline = std::chrono::steady_clock::now() +
                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options.seconds));
@@ -329,7 +325,7 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
 
 ReplayOutcome replay_property(const PropertyDef& property, const PropertyTarget& target, const RecordedCase& recorded) {
   ReplayOutcome outcome;
-  outcome.not_applicable_reason = missing_family(property, target);
+  outcome.not_applicable_reason = not_applicable_reason(property, target);
   if (!outcome.not_applicable_reason.empty()) {
     outcome.not_applicable = true;
     return outcome;

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "bitparity/fixtures/atomic_file.hpp"
+#include "bitparity/fixtures/file_kind.hpp"
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
@@ -157,12 +158,15 @@ SavedCase parse_saved_case(const json& j) {
                         " does not match the case (" + case_fingerprint(saved) +
                         "): the file was edited; remove 'fingerprint' to accept the edit");
   }
+  // Without a fingerprint the inputs may have been edited: the notes written when the case was
+  // drawn would describe the old inputs (lr=0.1 for a case now holding lr=-1), so none is shown.
+  if (!j.contains("fingerprint")) saved.recorded.notes = json::object();
   return saved;
 }
 
 SavedCase read_saved_case(const fs::path& path) {
   std::error_code error;
-  if (!fs::is_regular_file(path, error)) throw CaseFileError(path.string() + ": not a regular file");
+  if (const std::string kind = fixtures::not_a_regular_file(path); !kind.empty()) throw CaseFileError(path.string() + ": " + kind);
   if (fs::file_size(path, error) > (std::uintmax_t{256} << 20)) throw CaseFileError(path.string() + ": larger than 256 MiB, more than a saved case can be; give a case file that bitparity fuzz saved");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CaseFileError(path.string() + ": cannot be opened");
@@ -252,7 +256,7 @@ CorpusSave save_to_corpus(const fs::path& corpus, const SavedCase& saved) {
 std::vector<fs::path> corpus_case_files(const fs::path& path) {
   std::error_code error;
   if (fs::is_regular_file(path, error)) return {path};
-  if (!fs::is_directory(path, error)) throw CaseFileError(path.string() + ": no such file or folder");
+  if (!fs::is_directory(path, error)) throw CaseFileError(path.string() + ": " + fixtures::not_a_regular_file(path));
   const fs::path folder = fs::is_directory(path / "cases", error) ? path / "cases" : path;
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(folder, error)) {

@@ -101,6 +101,7 @@ int run_command(int argc, char** argv) {
     FuzzCommand fuzz;
     ReplayCommand replay;
     ReportCommand report;
+    ListCommand list;
     add_check_command(app, check);
     add_fuzz_command(app, fuzz);
     add_replay_command(app, replay);
@@ -110,7 +111,7 @@ int run_command(int argc, char** argv) {
     add_sharded_command(app, sharded);
     add_checkpoint_command(app, checkpoint);
     add_state_plan_command(app, plan);
-    add_list_command(app);
+    add_list_command(app, list);
     if (argc < 2) {
       return refuse("a command is required: check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint or list (bitparity --help)",
                     exit_bad_input);
@@ -139,6 +140,18 @@ int run_command(int argc, char** argv) {
         std::printf("%s", app.help().c_str());
       }
       return exit_passed;
+    }
+    // Before a command the program takes --help or --version, alone: CLI11 would print the version
+    // for `--version --bogus` and call `--bogus` a missing command.
+    if (first.starts_with("-")) {
+      for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (word == "--help" || word == "-h" || word == "--version") continue;
+        return refuse(word.starts_with("-") ? "unknown option '" + word + "'; before a command bitparity takes --help or --version alone (bitparity --help)"
+                                            : "'" + first + "' is given alone, not before the command '" + word + "' (bitparity " + word + " --help)",
+                      exit_bad_input);
+      }
+      if (argc > 2) return refuse("give --help or --version alone, not both or twice", exit_bad_input);
     }
     if (!first.starts_with("-") && std::find(std::begin(kCommands), std::end(kCommands), first) == std::end(kCommands)) {
       return refuse("unknown command '" + first + "'; the commands are check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint and list (bitparity --help)",
@@ -172,7 +185,7 @@ int run_command(int argc, char** argv) {
     if (app.got_subcommand("state-plan")) return run_state_plan_command(plan);
     if (app.got_subcommand("sharded")) return run_sharded_command(sharded);
     if (app.got_subcommand("checkpoint")) return run_checkpoint_command(checkpoint);
-    if (app.got_subcommand("list")) return run_list_command();
+    if (app.got_subcommand("list")) return run_list_command(list);
     return refuse("a command is required: check, fuzz, replay, report, mutants, drift, state-plan, sharded, checkpoint or list", exit_bad_input);
   } catch (const UsageError& error) {
     return refuse(error.what(), exit_bad_input);

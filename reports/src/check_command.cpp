@@ -63,16 +63,30 @@ std::vector<fixtures::Suite> suites_of_entry(const std::string& entry) {
   return suites;
 }
 
-std::vector<std::string> expand_devices(const std::vector<std::string>& requested, bool& asked_all) {
-  if (requested.empty()) return {"cpu"};
+// What check runs, from --device and --implementation, each refusal naming the option it came from.
+std::vector<std::string> expand_devices(const std::vector<std::string>& device_values, const std::vector<std::string>& implementation_values,
+                                        bool& asked_all) {
+  if (device_values.empty() && implementation_values.empty()) return {"cpu"};
+  std::vector<std::pair<std::string, std::string>> requested;  // (option, value)
+  for (const auto& value : device_values) requested.emplace_back("--device", value);
+  for (const auto& value : implementation_values) requested.emplace_back("--implementation", value);
   std::vector<std::string> devices;
-  for (const auto& device : requested) {
+  std::vector<std::string> option_of;  // the option each entry of `devices` came from
+  for (const auto& [option, device] : requested) {
     if (device == "all") {
       asked_all = true;
-      for (const auto& found : fixtures::device_implementation_names()) devices.push_back(found);
+      for (const auto& found : fixtures::device_implementation_names()) devices.push_back(found), option_of.push_back(option);
       continue;
     }
-    if (!device.starts_with("mutant:") && !device.starts_with("plugin:")) parse_device(device);  // names the devices
+    if (!device.starts_with("mutant:") && !device.starts_with("plugin:")) {
+      try {
+        parse_device(device);  // names the devices
+      } catch (const Error&) {
+        if (option == "--device") throw;
+        throw UsageError("--implementation " + device + " is not an implementation check runs; use cpu, cuda:N, all or plugin:PATH "
+                         "(a mutant:NAME runs in `bitparity mutants` and `bitparity fuzz`)");
+      }
+    }
     const fixtures::ImplementationId id = fixtures::parse_implementation_id(device);
     if (id.kind == fixtures::ImplementationKind::mutant) {
       const auto& catalogue = fixtures::mutant_catalogue();
@@ -83,12 +97,19 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& requeste
                        id.name + "`");
     }
     if (!id.is_device() && id.kind != fixtures::ImplementationKind::plugin) {
-      throw UsageError("--device " + device + " is not a device; use cpu, cuda:N or all");
+      throw UsageError(option + " " + device + " is not a device; use cpu, cuda:N or all");
     }
     fixtures::make_implementation(id);  // refuses absent devices with the reason
-    devices.push_back(device);
+    devices.push_back(device), option_of.push_back(option);
   }
-  refuse_repeats("--device", devices);
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (devices[i] != devices[j]) continue;
+      const std::string given = option_of[i] == option_of[j] ? option_of[i] + " " + devices[i] + " given twice"
+                                                             : devices[i] + " given by both --device and --implementation";
+      throw UsageError(given + "; give each once");
+    }
+  }
   return devices;
 }
 
@@ -245,9 +266,7 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
   if (const std::string outside = outside_the_suites(options, entries, asked.properties); !outside.empty()) {
     throw UsageError(outside + " (a filter no selected suite reads would be ignored)");
   }
-  std::vector<std::string> devices_and_implementations = asked.devices;
-  devices_and_implementations.insert(devices_and_implementations.end(), command.implementations.begin(), command.implementations.end());
-  options.devices = expand_devices(devices_and_implementations, asked_all);
+  options.devices = expand_devices(asked.devices, command.implementations, asked_all);
   return options;
 }
 
@@ -308,7 +327,7 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
   check->add_option("--dtype", command.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
   check->add_option("--block-size", command.requested.block_sizes, "only these block sizes (repeatable)")->transform(integer_in(1, 1 << 20));
   check->add_option("--seconds", command.requested.seconds, "total time budget shared by the rows (default: fixed case counts)")
-      ->check(seconds_in(1e7));
+      ->check(budget_seconds(1e7));
   check->add_option("--cases", command.requested.cases_per_block_size,
                     "random cases per block size when no --seconds is given (default 3; suites over ranks: per row, default 1)")
       ->transform(integer_in(1, 100000000))
@@ -341,6 +360,7 @@ int run_check_command(const CheckCommand& command) {
   check_block_sizes(options, plan_check(every_size));
   const std::vector<PlannedRow> plan = plan_check(options);
   if (plan.empty()) throw UsageError("the selection runs no rows: " + why_empty(options));
+  refuse_when_nothing_applies(not_applicable_reasons(plan), "selected rows");
   std::size_t skipped = 0;
   const bool has_gpu = std::any_of(options.devices.begin(), options.devices.end(), [](const std::string& d) { return d != "cpu"; });
   if (asked_all && !has_gpu) {
@@ -369,15 +389,16 @@ int run_check_command(const CheckCommand& command) {
   progress.finish();
   print_check_table(rows, options.seed);
 
-  std::int64_t violations = 0, failed = 0, incomplete = 0;
+  std::int64_t violations = 0, failed = 0, incomplete = 0, not_applicable = 0;
   for (const auto& row : rows) {
     violations += row.violations;
     failed += row.passed ? 0 : 1;
     incomplete += row.incomplete ? 1 : 0;
+    not_applicable += row.not_applicable.empty() ? 0 : 1;
   }
-  std::printf("\nsummary: %zu of %zu rows run, %lld failed, %lld violations, %lld incomplete, %zu skipped (no GPU)\n",
+  std::printf("\nsummary: %zu of %zu rows run, %lld failed, %lld violations, %lld incomplete, %lld not applicable, %zu skipped (no GPU)\n",
               rows.size(), plan.size(), static_cast<long long>(failed), static_cast<long long>(violations),
-              static_cast<long long>(incomplete), skipped);
+              static_cast<long long>(incomplete), static_cast<long long>(not_applicable), skipped);
   if (interrupted()) std::printf("interrupted by %s: the rows above are what completed\n", interrupt_name());
   if (options.seconds > 0 && wall_seconds > options.seconds * 1.05 + 0.5) {
     std::printf("budget: took %s of --seconds %s: every row runs at least one batch of cases per block size, and "

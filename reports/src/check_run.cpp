@@ -5,9 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/reports/cli_checks.hpp"
+#include "bitparity/reports/errors.hpp"
 #include "shell_words.hpp"
 
 namespace bitparity::reports {
@@ -63,6 +66,27 @@ std::uint64_t row_seed(std::uint64_t seed, const PlannedRow& row, std::int64_t b
   const std::string identity = row.property->id + "|" + row.spec.label() + "|" + std::to_string(blocksize);
   for (unsigned char c : identity) hash = (hash ^ c) * 0x100000001b3ull;
   return mix_seed(seed ^ mix_seed(hash)) >> 1;  // below 2^63: printable and accepted by --seed
+}
+
+std::vector<std::string> not_applicable_reasons(const std::vector<PlannedRow>& plan) {
+  const auto baseline = fixtures::make_implementation("cpu");
+  std::map<std::string, std::unique_ptr<fixtures::Implementation>> made;  // one instance per device
+  std::vector<std::string> reasons;
+  for (const PlannedRow& row : plan) {
+    auto& iut = made[row.device];
+    if (!iut) iut = fixtures::make_implementation(row.device);
+    const PropertyTarget target =
+        properties::make_target(*row.property, row.spec, iut.get(), baseline.get(), row.block_sizes.empty() ? 0 : row.block_sizes.front());
+    reasons.push_back(properties::not_applicable_reason(*row.property, target));
+  }
+  return reasons;
+}
+
+void refuse_when_nothing_applies(const std::vector<std::string>& reasons, const std::string& what) {
+  if (reasons.empty() || std::any_of(reasons.begin(), reasons.end(), [](const std::string& r) { return r.empty(); })) return;
+  throw UsageError("nothing to check: none of the " + std::to_string(reasons.size()) + " " + what + " applies (" + reasons.front() +
+                   "), so the run would pass having checked nothing; select what the implementation offers (bitparity list, "
+                   "--suite, --property)");
 }
 
 std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const CheckOptions& options,
@@ -122,6 +146,8 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
           const double within = row_budget > 0 ? 0.0 : static_cast<double>(cases) / run.max_cases;
           callbacks.progress(index, (static_cast<double>(b) + within) / count, planned);
         };
+        // An exhaustive sweep is one case of about a minute: its chunks move the progress.
+        run.on_fraction = [&, b](double within) { callbacks.progress(index, (static_cast<double>(b) + within) / count, planned); };
       }
       const auto result = properties::run_property(*planned.property, target, run);
       if (result.not_applicable) {

@@ -41,6 +41,19 @@ CLI::Validator seconds_in(double max, double min) {
       "SECONDS in [" + shown(min) + ", " + shown(max) + "]");
 }
 
+CLI::Validator budget_seconds(double max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(value) || value <= 0 || value > max) {
+          return "must be a finite number of seconds above 0 and at most " + shown(max) + ", got '" + text + "'";
+        }
+        return "";
+      },
+      "SECONDS in (0, " + shown(max) + "]");
+}
+
 CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/folder_lock.hpp"
 #include "bitparity/reports/fuzz.hpp"
 #include "shell_words.hpp"
 #include "bitparity/reports/interrupt.hpp"
@@ -106,7 +108,8 @@ void check_corpus_cases(const std::string& corpus) {
   }
 }
 
-void check_corpus(const std::string& corpus) {
+// Checks the corpus and takes its lock, held until the returned lock goes.
+FolderLock check_corpus(const std::string& corpus) {
   if (corpus.empty()) throw UsageError("--corpus is empty; give a folder for the saved cases");
   std::error_code error;
   if (fs::exists(corpus, error) && !fs::is_directory(corpus, error)) {
@@ -118,6 +121,7 @@ void check_corpus(const std::string& corpus) {
   check_result_path("--corpus", state_path(corpus).string());
   // The failures found are saved in cases/: a folder that takes no file would lose them.
   check_result_path("--corpus", (fs::path(corpus) / "cases" / "probe.json").string());
+  return FolderLock(corpus, "--corpus");
 }
 
 // Devices from --device (or cpu when neither --device nor --implementation is given), then each
@@ -292,7 +296,8 @@ int run_fuzz_command(const FuzzCommand& command) {
     const double budget = parse_duration("--budget", command.budget);
     const double shrink = command.shrink_budget.empty() ? 30 : parse_duration("--shrink-budget", command.shrink_budget);
     if (gpu_required(command.require_gpu)) require_usable_gpu();
-    return run_fuzz_over_ranks(command, budget, shrink, [&command] { check_corpus(command.corpus); });
+    std::optional<FolderLock> lock;
+    return run_fuzz_over_ranks(command, budget, shrink, [&command, &lock] { lock.emplace(check_corpus(command.corpus)); });
   }
   if (!command.shrink_budget.empty()) {
     throw UsageError("--shrink-budget is for the suites over ranks (sharded, storage, resume), whose failures shrink through "
@@ -332,9 +337,11 @@ int run_fuzz_command(const FuzzCommand& command) {
   every_size.block_sizes.clear();
   every_size.devices = options.implementations;
   check_block_sizes(selection, plan_check(every_size));
-  const std::vector<PlannedRow> units = plan_fuzz(options);
+  std::vector<std::string> not_applicable;
+  const std::vector<PlannedRow> units = plan_fuzz(options, &not_applicable);
+  if (units.empty() && !not_applicable.empty()) refuse_when_nothing_applies(not_applicable, "units (property x target x implementation)");
   if (units.empty()) throw UsageError("the selection fuzzes nothing: " + why_empty(selection));
-  check_corpus(options.corpus);  // last of the checks: it makes the corpus folder
+  const FolderLock lock = check_corpus(options.corpus);  // last of the checks: it makes the corpus folder
   const nlohmann::json state = read_state(options.corpus);
   options.first_visit = command.first_visit >= 0 ? command.first_visit : state.value("next_visit", std::int64_t{0});
   options.visits = command.visits;
@@ -354,6 +361,9 @@ int run_fuzz_command(const FuzzCommand& command) {
               options.visits > 0 ? (" or " + std::to_string(options.visits) + " visits").c_str() : "", options.jobs,
               options.jobs == 1 ? "" : "s", static_cast<unsigned long long>(options.seed),
               static_cast<long long>(options.first_visit), options.corpus.c_str(), known_cases);
+  if (!not_applicable.empty()) {
+    std::printf("not fuzzed: %zu row(s) the implementations do not offer (%s)\n", not_applicable.size(), not_applicable.front().c_str());
+  }
   if (command.selection.suite_names.empty() && command.worker < 0) {
     std::fprintf(stderr, "note: the suites over ranks are fuzzed apart, through mpirun: %s fuzz --suite sharded --suite storage "
                  "--suite resume\n", shell_word(program_name()).c_str());

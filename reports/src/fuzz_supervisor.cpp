@@ -107,6 +107,8 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
   double stop_deadline = 0.0;
   // A worker finishes the case it is in: allow it that long past the budget, then kill it.
   const double grace = std::max(30.0, 0.1 * options.budget_seconds);
+  constexpr double kInterruptedWorkerGrace = 5.0;
+  double allowance = grace;  // how long the workers were given to stop
   std::string current = "starting";
   const auto stop_all = [&](int signal) {
     for (auto& worker : workers) {
@@ -189,7 +191,10 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
     const double now = elapsed();
     if (interrupted() && !stopping) {
       stopping = true;
-      stop_deadline = now + grace;
+      // A person or a CI timeout asked: workers get 5 s, so the summary and the state are written
+      // well within the process's own 10 s (interrupt.hpp), a hung worker reported as a hang.
+      allowance = std::min(grace, kInterruptedWorkerGrace);
+      stop_deadline = now + allowance;
       stop_all(SIGTERM);
     }
     if (!killed && ((stopping && now > stop_deadline) || now > options.budget_seconds + grace)) {
@@ -202,7 +207,7 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
         nlohmann::json hang = {{"event", "hang"}, {"worker", worker.index}, {"passed", false}};
         hang["violation"] = "the worker did not finish " +
                             (worker.last_start.is_object() ? describe_visit(worker.last_start) : std::string("its start")) +
-                            " within " + std::to_string(static_cast<int>(grace)) + " s after it was due to stop; it was killed";
+                            " within " + std::to_string(static_cast<int>(allowance)) + " s after it was due to stop; it was killed";
         if (worker.last_start.is_object()) {
           for (const char* key : {"visit", "property", "target", "implementation"}) hang[key] = worker.last_start[key];
         }
@@ -214,7 +219,7 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
       last_print = now;
       const std::string line = progress_line(totals, options, now, current);
       if (terminal) {
-        std::fprintf(stderr, "\r\033[K%.*s", 200, line.c_str());
+        std::fprintf(stderr, "\r\033[K%s", fit_to_terminal(line).c_str());
       } else {
         std::fprintf(stderr, "%s\n", line.c_str());
       }

@@ -1,12 +1,24 @@
 #include "bitparity/reports/interrupt.hpp"
 
+#include <unistd.h>
+
 #include <csignal>
+#include <cstring>
 
 namespace bitparity::reports {
 
 namespace {
 
 volatile std::sig_atomic_t received = 0;
+
+void write_text(const char* text) {
+  for (std::size_t left = std::strlen(text); left > 0;) {
+    const ssize_t written = ::write(STDERR_FILENO, text, left);
+    if (written <= 0) return;
+    text += written;
+    left -= static_cast<std::size_t>(written);
+  }
+}
 
 extern "C" void on_signal(int signal) {
   if (received != 0) {
@@ -15,6 +27,17 @@ extern "C" void on_signal(int signal) {
     std::raise(signal);
   }
   received = signal;
+  alarm(kStopGraceSeconds);  // the run stops by itself before then, or on_stop_overdue ends it
+}
+
+// The run did not come to a point where it could stop (a call that never returns: a hung plugin, a
+// device): it ends now, without results, rather than ignore the signal. Async-signal-safe.
+extern "C" void on_stop_overdue(int) {
+  if (received == 0) return;
+  write_text(received == SIGINT ? "error: interrupted by SIGINT" : "error: interrupted by SIGTERM");
+  write_text(", and the run did not reach a point where it could stop within 10 s (a call that never returns: a hung "
+             "plugin or device); it ended without writing this run's results, and earlier results files are as they were\n");
+  _exit(128 + received);
 }
 
 }  // namespace
@@ -25,6 +48,10 @@ void install_interrupt_handlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  struct sigaction overdue {};
+  overdue.sa_handler = on_stop_overdue;
+  sigemptyset(&overdue.sa_mask);
+  sigaction(SIGALRM, &overdue, nullptr);
 }
 
 bool interrupted() { return received != 0; }

@@ -1,10 +1,12 @@
 #include "bitparity/reports/progress.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace bitparity::reports {
 
@@ -27,6 +29,22 @@ std::string format_duration(double seconds) {
   return text;
 }
 
+int terminal_columns() {
+  winsize size {};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
+    const int value = std::atoi(columns);
+    if (value > 0) return value;
+  }
+  return 80;
+}
+
+std::string fit_to_terminal(const std::string& line) {
+  const std::size_t width = static_cast<std::size_t>(std::max(1, terminal_columns() - 1));
+  if (line.size() <= width) return line;
+  return width > 3 ? line.substr(0, width - 3) + "..." : line.substr(0, width);
+}
+
 Progress::Progress(std::string what, std::int64_t total)
     : what_(std::move(what)), total_(total), start_(std::chrono::steady_clock::now()), last_print_(start_),
       terminal_(::isatty(STDERR_FILENO) == 1) {}
@@ -46,7 +64,7 @@ void Progress::update(std::int64_t done, double fraction, const std::string& cur
                 static_cast<long long>(done), static_cast<long long>(total_), 100.0 * progress,
                 format_duration(elapsed).c_str(), format_duration(eta).c_str(), current.c_str());
   if (terminal_) {
-    std::fprintf(stderr, "\r\033[K%.*s", 160, line);
+    std::fprintf(stderr, "\r\033[K%s", fit_to_terminal(line).c_str());
   } else {
     std::fprintf(stderr, "%s\n", line);
   }

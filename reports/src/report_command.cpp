@@ -12,6 +12,7 @@
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/folder_lock.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/progress.hpp"
 #include "bitparity/reports/report.hpp"
@@ -27,10 +28,11 @@ namespace {
 nlohmann::json read_baseline(const std::string& path, const nlohmann::json& settings) {
   std::error_code error;
   if (!fs::is_regular_file(path, error)) throw UsageError("--baseline " + path + " is not a file; give an earlier report.json");
+  const std::string what = "the unedited report.json of an earlier `bitparity report` (--baseline)";
   const std::string text = read_text_file(path, 256 * kMiB, "an earlier report.json (--baseline)");
   const nlohmann::json baseline = nlohmann::json::parse(text, nullptr, false);
   if (baseline.is_discarded()) throw UsageError("--baseline " + path + " is not valid JSON; give an earlier report.json");
-  check_baseline(baseline, path, settings);
+  read_json_fields("--baseline " + path, what, [&] { check_baseline(baseline, path, settings); });
   return baseline;
 }
 
@@ -122,6 +124,7 @@ int run_report_command(const ReportCommand& command) {
   const std::vector<std::string> devices = parity_devices(command);
   // Last: this may create the folder.
   for (const char* name : {"report.json", "report.md", "report.html"}) check_result_path("--out", (fs::path(command.out) / name).string());
+  const FolderLock lock(command.out, "--out");  // one campaign at a time writes a report folder
   ReportOptions options;
   options.steps = command.steps;
   options.elements = command.elements;
@@ -147,23 +150,27 @@ int run_report_command(const ReportCommand& command) {
   Progress* shown = &progress;
   std::int64_t total_seen = 0;
   std::unique_ptr<Progress> sized;
-  callbacks.progress = [&](std::int64_t done, std::int64_t total, const std::string& current) {
+  callbacks.progress = [&](std::int64_t done, double fraction, std::int64_t total, const std::string& current) {
     if (total != total_seen) {
-      sized = std::make_unique<Progress>("report: runs", total);
+      sized = std::make_unique<Progress>("report: runs and rows", total);
       shown = sized.get();
       total_seen = total;
     }
-    shown->update(done, 0.0, current);
+    shown->update(done, fraction, current);
   };
   nlohmann::json report = run_report_campaign(options, callbacks);
   if (sized) sized->finish();
   progress.finish();
   const bool passed = apply_gate(report, baseline.is_null() ? nullptr : &baseline, command.baseline);
-  const fs::path out(command.out);
+  // A complete report is never replaced by a partial one (a CI job killed by its timeout would have
+  // destroyed the baseline it meant to extend): an interrupted campaign writes into DIR/partial/.
+  const bool complete = report.value("complete", false);
+  const fs::path out = complete ? fs::path(command.out) : fs::path(command.out) / "partial";
+  if (!complete) check_result_path("--out", (out / "report.json").string());
   // The three change together: a failed rename leaves the earlier report whole, not mixed.
   write_result_files({{(out / "report.json").string(), json_file_text(report, 1)},
                       {(out / "report.md").string(), report_markdown(report)},
-                      {(out / "report.html").string(), report_html(report)}});
+                      {(out / "report.html").string(), report_html(report, baseline.is_null() ? nullptr : &baseline)}});
   const auto& gate = report.at("gate");
   std::printf("drift runs: %zu, device parity runs: %zu, check rows: %lld (%lld violations)\n", report.at("drift").size(),
               report.at("device_parity").at("runs").size(),
@@ -183,7 +190,7 @@ int run_report_command(const ReportCommand& command) {
                 r.value("baseline", 0.0), r.value("now", 0.0), ratio.c_str());
   }
   std::printf("report: %s, %s, %s%s\n", (out / "report.json").c_str(), (out / "report.md").c_str(), (out / "report.html").c_str(),
-              report.value("complete", false) ? "" : " (partial: interrupted)");
+              complete ? "" : " (partial: interrupted; a complete report in --out is left as it was)");
   if (interrupted()) return interrupted_exit_code();
   return passed ? exit_passed : exit_failed;
 }

@@ -77,7 +77,7 @@ void check_names(const nlohmann::json& object, std::initializer_list<const char*
 }  // namespace
 
 void check_baseline(const nlohmann::json& baseline, const std::string& path, const nlohmann::json& settings) {
-  if (!baseline.is_object() || baseline.value("schema", "") != kReportSchema) {
+  if (!baseline.is_object() || !baseline.contains("schema") || baseline.at("schema") != kReportSchema) {
     throw UsageError("--baseline " + path + " is not a bitparity report (schema " + kReportSchema +
                      "); give the report.json of an earlier `bitparity report`");
   }
@@ -96,11 +96,15 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
     throw UsageError("--baseline " + path + ": " + what + "; give the unedited report.json of an earlier `bitparity report`");
   };
   if (!baseline.at("drift").is_array()) malformed("'drift' is not a list of runs");
+  // The gate compares each run and row with one baseline figure: a second copy of one would decide
+  // which (the last), and an edited copy could loosen the gate.
+  std::set<std::string> runs_seen, rows_seen;
   for (const auto& run : baseline.at("drift")) {
     if (!run.is_object() || !run.contains("summary") || !run.at("summary").is_object()) malformed("a drift run has no 'summary'");
     check_names(run, {"optimizer", "dtype"}, "a drift run", path);
     if (run.contains("eight_bit") && !run.at("eight_bit").is_boolean()) malformed("drift run " + run_key(run) + ": 'eight_bit' is not true or false");
     const std::string key = run_key(run);
+    if (!runs_seen.insert(key).second) malformed("drift run " + key + " appears twice");
     for (const char* scope : {"final", "max"}) {
       if (!run.at("summary").contains(scope) || !run.at("summary").at(scope).is_object()) {
         malformed("drift run " + key + " has no summary '" + scope + "'");
@@ -115,6 +119,7 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
     for (const auto& row : baseline.at("check").at("rows")) {
       if (!row.is_object()) malformed("a check row is not an object");
       check_names(row, {"property", "format", "dtype"}, "a check row", path);
+      if (!rows_seen.insert(row_key(row)).second) malformed("check row " + row_key(row) + " appears twice");
       check_figure(row, "ill_conditioned", "check row " + row_key(row), path, true);
       check_figure(row, "violations", "check row " + row_key(row), path, true);
     }

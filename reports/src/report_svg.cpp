@@ -89,7 +89,8 @@ std::string frame(const std::string& title, const std::string& x_label, const st
       y_row += 12;
     }
     svg += "<line x1=\"" + fixed(x) + "\" y1=\"" + fixed(y_row) + "\" x2=\"" + fixed(x + 16) + "\" y2=\"" + fixed(y_row) +
-           "\" stroke=\"" + s.color + "\" stroke-width=\"2\"" + (s.dashed ? " stroke-dasharray=\"4 2\"" : "") + "/>";
+           "\" stroke=\"" + s.color + "\" stroke-width=\"2\"" + (s.dashed ? " stroke-dasharray=\"4 2\"" : "") +
+           (s.opacity < 1 ? " stroke-opacity=\"" + fixed(s.opacity) + "\"" : "") + "/>";
     svg += "<text x=\"" + fixed(x + 19) + "\" y=\"" + fixed(y_row + 3) + "\" font-size=\"9\">" + escape_html(s.name) + "</text>";
     x += width;
   }
@@ -157,17 +158,19 @@ std::string line_chart(const std::string& title, const std::string& x_label, con
     }
     if (path.empty()) continue;
     svg += "<path d=\"" + path + "\" fill=\"none\" stroke=\"" + s.color + "\" stroke-width=\"1.5\"" +
-           (s.dashed ? " stroke-dasharray=\"4 2\"" : "") + "><title>" + escape_html(s.name) + "</title></path>";
+           (s.dashed ? " stroke-dasharray=\"4 2\"" : "") + (s.opacity < 1 ? " stroke-opacity=\"" + fixed(s.opacity) + "\"" : "") +
+           "><title>" + escape_html(s.name) + "</title></path>";
   }
   return svg + "</svg>";
 }
 
 std::string bar_chart(const std::string& title, const std::string& y_label, const std::vector<std::string>& categories,
-                      const std::vector<PlotSeries>& series, const std::vector<std::vector<double>>& values, double reference_line) {
+                      const std::vector<PlotSeries>& series, const std::vector<std::vector<double>>& values, double reference_line,
+                      bool log_y) {
   std::vector<double> all;
   for (const auto& row : values) all.insert(all.end(), row.begin(), row.end());
   if (reference_line > 0) all.push_back(reference_line);
-  const Axis y = fit_axis(all, false);
+  const Axis y = fit_axis(all, log_y);
   std::string svg = frame(title, "", y_label, y, series);
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
   const double group_w = plot_w / std::max<std::size_t>(1, categories.size());
@@ -178,7 +181,7 @@ std::string bar_chart(const std::string& title, const std::string& y_label, cons
            "\" text-anchor=\"middle\" font-size=\"8\">" + escape_html(categories[c]) + "</text>";
     for (std::size_t s = 0; s < series.size(); ++s) {
       const double v = s < values.size() && c < values[s].size() && std::isfinite(values[s][c]) ? values[s][c] : 0.0;
-      const double h = plot_h * std::clamp(y.to_unit(v), 0.0, 1.0);
+      const double h = log_y && !(v > y.low) ? 0.0 : plot_h * std::clamp(y.to_unit(v), 0.0, 1.0);
       svg += "<rect x=\"" + fixed(gx + group_w * 0.1 + bar_w * static_cast<double>(s)) + "\" y=\"" + fixed(kTop + plot_h - h) +
              "\" width=\"" + fixed(bar_w) + "\" height=\"" + fixed(h) + "\" fill=\"" + series[s].color + "\"><title>" +
              escape_html(series[s].name + " " + categories[c] + ": " + number_text(v)) + "</title></rect>";

@@ -515,6 +515,11 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     if (!command.checkpoint_dir.empty()) throw UsageError("--checkpoint-dir is for P11; add --property P11");
     if (command.all_world_pairs) throw UsageError("--all-world-pairs is for P11; add --property P11");
   }
+  // Options only P10 reads: without a P10 row they would be ignored silently.
+  if (std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P10"; })) {
+    if (!command.storages.empty()) throw UsageError("--storage is for P10 (quantized storage through sharding); add --property P10");
+    if (!command.grad_dtypes.empty()) throw UsageError("--grad-dtype is for P10 (quantized storage through sharding); add --property P10");
+  }
   plan.maps = state_maps_option(command.maps);
   const bool has_8bit_steps = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) {
     return (row.property == "P6" || row.property == "P11") && row.family == OperationFamily::optimizer8_step;

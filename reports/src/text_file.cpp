@@ -1,15 +1,17 @@
 #include "bitparity/reports/text_file.hpp"
 
+#include "bitparity/fixtures/file_kind.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "bitparity/reports/errors.hpp"
-
 namespace bitparity::reports {
 
 std::string read_text_file(const std::filesystem::path& path, std::uintmax_t limit_bytes, const std::string& what) {
+  // A FIFO would block the open and /dev/zero never ends: only regular files are read.
+  if (const std::string kind = fixtures::not_a_regular_file(path); !kind.empty()) throw UsageError(path.string() + ": " + kind + "; give " + what);
   std::error_code error;
   const std::uintmax_t bytes = std::filesystem::file_size(path, error);
   if (error) throw UsageError(path.string() + ": cannot be read (" + error.message() + "); give " + what);
@@ -26,6 +28,24 @@ std::string read_text_file(const std::filesystem::path& path, std::uintmax_t lim
   text << in.rdbuf();
   if (in.bad()) throw UsageError(path.string() + ": cannot be read to the end; give " + what);
   return text.str();
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path, std::uintmax_t limit_bytes, const std::string& what) {
+  const std::string text = read_text_file(path, limit_bytes, what);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw UsageError(path.string() + ": not valid JSON (" + json_error_text(error) + "); give " + what);
+  }
+}
+
+std::string json_error_text(const nlohmann::json::exception& error) {
+  std::string text = error.what();
+  if (text.starts_with("[json.exception.")) {
+    const auto end = text.find("] ");
+    if (end != std::string::npos) text.erase(0, end + 2);
+  }
+  return error.id >= 300 && error.id < 400 ? "a field has the wrong type (" + text + ")" : text;
 }
 
 }  // namespace bitparity::reports

@@ -48,6 +48,29 @@ TEST(CheckBudget, ARowWhoseShareIsSpentStillRunsABatchAtEveryBlockSize) {
   }
 }
 
+// An exhaustive sweep is one case of about a minute: progress said 100 %, ETA 0.1 s, and then
+// nothing while it ran. Its chunks now move the row's fraction.
+TEST(CheckProgress, AnExhaustiveSweepReportsItsShareAsItGoes) {
+  CheckOptions options;
+  options.suites = {fixtures::Suite::conversions};
+  options.dtypes = {"bf16"};
+  options.devices = {"cpu"};
+  const std::vector<PlannedRow> plan = plan_check(options);
+  ASSERT_EQ(plan.size(), 1u);
+  ASSERT_TRUE(plan.front().property->exhaustive);
+  std::vector<double> fractions;
+  CheckCallbacks callbacks;
+  callbacks.progress = [&](std::size_t, double fraction, const PlannedRow&) { fractions.push_back(fraction); };
+  callbacks.cancelled = [&] { return fractions.size() >= 6; };  // a few chunks are enough to see
+  run_check(plan, options, callbacks);
+  ASSERT_GE(fractions.size(), 6u);
+  for (std::size_t k = 2; k < fractions.size(); ++k) {
+    EXPECT_GT(fractions[k], fractions[k - 1]) << "chunk " << k;
+    EXPECT_LT(fractions[k], 1.0) << "chunk " << k;
+  }
+  EXPECT_GT(fractions.back(), 0.0);
+}
+
 TEST(CheckBudget, TheRunEndsNearItsBudget) {
   CheckOptions options = quant_rows_on_the_cpu();
   options.seconds = 2.0;

@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+
+#include <unistd.h>
 
 #include "../src/shell_words.hpp"
 #include "bitparity/reports/check_run.hpp"
+#include "bitparity/reports/progress.hpp"
 
 namespace bitparity::reports {
 namespace {
@@ -15,6 +19,19 @@ TEST(FormatRatio, NeverRoundsUpToOne) {
   EXPECT_EQ(format_ratio(2e-5), "2.0e-05");
   EXPECT_EQ(format_ratio(INFINITY), "inf");
   EXPECT_EQ(format_ratio(NAN), "nan");
+}
+
+// fuzz's live line ran to about 290 columns: in a 180-column terminal every redraw left a row behind.
+TEST(TerminalLine, ALiveLineFitsOneRowOfTheTerminal) {
+  if (::isatty(STDERR_FILENO) == 1) GTEST_SKIP() << "stderr is a terminal: its own width decides";
+  ::setenv("COLUMNS", "60", 1);
+  EXPECT_EQ(terminal_columns(), 60);
+  const std::string line(290, 'x');
+  EXPECT_EQ(fit_to_terminal(line).size(), 59u);
+  EXPECT_TRUE(fit_to_terminal(line).ends_with("..."));
+  EXPECT_EQ(fit_to_terminal("short"), "short");
+  ::unsetenv("COLUMNS");
+  EXPECT_EQ(terminal_columns(), 80);
 }
 
 TEST(ShellWords, QuoteOnlyWhatAShellWouldTreatSpecially) {

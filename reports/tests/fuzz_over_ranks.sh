@@ -237,7 +237,7 @@ refused "--shrink-budget 1h1h: use a duration" "$bitparity" fuzz --suite storage
 refused "--shrink-budget is for the suites over ranks" "$bitparity" fuzz --suite quant --shrink-budget 5m --corpus "$work/c"
 refused "--case holds its row, steps, worlds and values; drop --optimizer" "$bitparity" sharded --case "$work/x.json" --optimizer adam
 refused "--case holds its row, steps, worlds and values; drop --steps" "$bitparity" sharded --case "$work/x.json" --steps 3
-refused "x.json: cannot be read" "$bitparity" sharded --case "$work/x.json"
+refused "x.json: no such file or folder" "$bitparity" sharded --case "$work/x.json"
 echo '{"schema": "bitparity.case/1"}' >"$work/one-process.json"
 refused "not a rank case (bitparity.rank-case/2); give a file from CORPUS/over-ranks" "$bitparity" sharded --case "$work/one-process.json"
 # A kernel's refusal passed on as bad input says what was wrong, without the kernel's code name.

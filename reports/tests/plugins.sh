@@ -80,6 +80,29 @@ for crash in segv abort; do
     "$work/crash.txt" || fail "the $crash inside a call does not name the call and the signal"
 done
 
+echo "== a plugin that aborts while it loads (a static constructor's failed assert)"
+BITPARITY_FAULTY_PLUGIN_ABORTS_AT_LOAD=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --cases 1 >"$work/load.txt" 2>&1
+code=$?
+cat "$work/load.txt"
+[ "$code" -eq 5 ] || fail "a plugin's abort while loading ended the run with $code, not 5"
+grep -q "^error: plugin:$faulty (its static constructors or bitparity_plugin_v1()) crashed with SIGABRT while loading" "$work/load.txt" ||
+  fail "the abort while loading does not name the plugin and the signal"
+
+echo "== a plugin call that never returns: the first SIGTERM still ends the run, within its grace of 10 s"
+BITPARITY_FAULTY_PLUGIN_HANGS=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --cases 1 >"$work/hangs.txt" 2>&1 &
+pid=$!
+sleep 2
+start=$(date +%s)
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+took=$(( $(date +%s) - start ))
+tail -n 1 "$work/hangs.txt"
+[ "$code" -eq 143 ] || fail "a hung plugin call and one SIGTERM gave exit $code, not 143"
+[ "$took" -le 13 ] || fail "the run took $took s to end after SIGTERM"
+grep -q "^error: interrupted by SIGTERM, and the run did not reach a point where it could stop within 10 s" "$work/hangs.txt" ||
+  fail "the forced stop does not say why"
+
 echo "== refusals are findings of their own class, whichever property met them"
 BITPARITY_FAULTY_PLUGIN_REFUSES=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --format dynamic8-signed \
   --cases 1 --json "$work/refuses.json" >"$work/refuses.txt" 2>&1

@@ -34,6 +34,10 @@ code=$?
 grep "gate:" "$work/same.txt"
 [ "$code" -eq 0 ] || fail "the unchanged build failed the gate (exit $code)"
 grep -q "gate: passed (baseline .*, 0 regressions)" "$work/same.txt" || fail "no passing gate line"
+# Each drift panel draws the baseline's curves faint beside today's, so a regression shows at a glance.
+grep -q 'max, baseline' "$work/same/report.html" && grep -q 'stroke-opacity="0.3"' "$work/same/report.html" ||
+  fail "report.html draws no baseline curves"
+! grep -q 'stroke-opacity' "$work/base/report.html" || fail "a report without a baseline draws faint curves"
 
 echo "== a worse build (Adam's bias correction off by one step) fails it"
 "$bitparity" report --out "$work/worse" "${small[@]}" --baseline "$work/base/report.json" \
@@ -52,26 +56,32 @@ EOF
 grep -q "FAILED" "$work/worse/report.md" || fail "report.md does not show the failed gate"
 grep -q 'class="gate failed"' "$work/worse/report.html" || fail "report.html does not show the failed gate"
 
-echo "== an interrupted campaign leaves a partial report"
+echo "== an interrupted campaign leaves a partial report in partial/, and a complete report beside it whole"
+cp -r "$work/base" "$work/partial"
 "$bitparity" report --out "$work/partial" --steps 2000 --elements 256 --check-cases 2 --skip-sweeps >"$work/partial.txt" 2>&1 &
 pid=$!
 sleep 3
-kill -INT "$pid"
+kill -TERM "$pid"
 wait "$pid"
 code=$?
 tail -n 2 "$work/partial.txt"
-[ "$code" -eq 130 ] || fail "SIGINT gave exit $code, expected 130"
+[ "$code" -eq 143 ] || fail "SIGTERM gave exit $code, expected 143"
+for file in report.json report.md report.html; do
+  cmp -s "$work/base/$file" "$work/partial/$file" || fail "the interrupted campaign changed the complete $file beside it"
+done
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert not r["complete"] and r["drift"], "not a partial report"' \
-  "$work/partial/report.json" || fail "no partial report.json"
-grep -q "partial" "$work/partial/report.html" || fail "report.html does not say it is partial"
+  "$work/partial/partial/report.json" || fail "no partial report.json"
+grep -q "partial" "$work/partial/partial/report.html" || fail "report.html does not say it is partial"
+grep -q "^report: .*partial/report.json.*(partial: interrupted; a complete report in --out is left as it was)" "$work/partial.txt" ||
+  fail "the interrupted campaign does not say where its partial report went"
 # What did not run was not judged: an interrupted campaign never says its gate passed.
 grep -q "^gate: NOT PASSED (partial campaign: interrupted)" "$work/partial.txt" || fail "the partial campaign's gate line does not say NOT PASSED"
 python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["gate"]; assert not g["passed"] and not g["complete"], g' \
-  "$work/partial/report.json" || fail "the partial report's gate passed"
-grep -q "Gate: NOT PASSED" "$work/partial/report.md" || fail "report.md does not show the partial gate"
+  "$work/partial/partial/report.json" || fail "the partial report's gate passed"
+grep -q "Gate: NOT PASSED" "$work/partial/partial/report.md" || fail "report.md does not show the partial gate"
 
 echo "== a partial report is refused as a baseline"
-"$bitparity" report --out "$work/x" "${small[@]}" --baseline "$work/partial/report.json" >"$work/x.txt" 2>&1
+"$bitparity" report --out "$work/x" "${small[@]}" --baseline "$work/partial/partial/report.json" >"$work/x.txt" 2>&1
 code=$?
 tail -n 1 "$work/x.txt"
 [ "$code" -eq 2 ] || fail "a partial baseline gave exit $code, expected 2"
@@ -113,6 +123,16 @@ edited drift-text 'r["drift"] = "x"'
 refused "'drift' is not a list of runs" "$work/drift-text.json"
 edited no-summary 'del r["drift"][3]["summary"]'
 refused "a drift run has no 'summary'" "$work/no-summary.json"
+# A schema that is a number ended in an internal error (exit 5, nlohmann's type_error).
+edited numeric-schema 'r["schema"] = 1'
+refused "is not a bitparity report .schema bitparity.report/1" "$work/numeric-schema.json"
+edited numeric-run-key 'r["drift"][0]["summary"]["max"] = {"max_abs_error": {"a": 1}}'
+refused "drift run adam/f32 max 'max_abs_error' is {\"a\":1}, not a figure" "$work/numeric-run-key.json"
+# A run or row given twice would be compared with its last copy, which an edit can loosen.
+edited duplicate-run 'r["drift"].append(dict(r["drift"][0]))'
+refused "drift run adam/f32 appears twice" "$work/duplicate-run.json"
+edited duplicate-row 'r["check"]["rows"].append(dict(r["check"]["rows"][0]))'
+refused "check row .* appears twice" "$work/duplicate-row.json"
 echo "== a thinned baseline does not pass the gate: what it lacks was not compared"
 edited thinned 'del r["drift"][5]; del r["drift"][0]["summary"]["max"]["max_ulps"]; r["check"]["rows"] = r["check"]["rows"][1:]'
 "$bitparity" report --out "$work/thin" "${small[@]}" --baseline "$work/thinned.json" >"$work/thin.txt" 2>&1
@@ -122,4 +142,8 @@ grep "gate:" "$work/thin.txt"
 grep -q "^gate: NOT PASSED (3 runs, rows or figures not matched by the baseline)" "$work/thin.txt" || fail "the thinned baseline's gate line"
 python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["gate"]; assert not g["passed"] and len(g["unmatched"]) == 3, g["unmatched"]' \
   "$work/thin/report.json" || fail "the thinned baseline's gate passed, or does not list what it lacks"
+# What was not compared is said once, as a count over a folded list, not one grey line each.
+grep -q '<details class="note"><summary>3 runs, rows or figures were not compared' "$work/thin/report.html" ||
+  fail "report.html does not fold the unmatched list under one count"
+[ "$(grep -o '<li>' "$work/thin/report.html" | wc -l)" -eq 3 ] || fail "the folded list does not hold the 3 unmatched"
 echo "report gate: passed"

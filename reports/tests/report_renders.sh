@@ -22,7 +22,7 @@ python3 - "$html" "$work/dom.html" "$work/shot.png" <<'EOF' || fail "the plots d
 import re, sys, zlib
 source, dom, shot = open(sys.argv[1]).read(), open(sys.argv[2]).read(), open(sys.argv[3], "rb").read()
 expected = source.count('<svg class="plot"')
-assert expected >= 77, f"only {expected} plots in the page"  # 22 drift cards (3 or 4 plots) + the err/bound chart
+assert expected >= 77, f"only {expected} plots in the page"  # 22 drift cards (3 or 4 plots) + the margin chart
 sizes = re.findall(r'<svg class="plot"[^>]*data-rendered="(\d+)x(\d+)"', dom)
 assert len(sizes) == expected, f"{len(sizes)} of {expected} plots were measured after layout"
 assert all(int(w) > 0 and int(h) > 0 for w, h in sizes), "a plot has zero size"

@@ -32,6 +32,8 @@ struct PropertyTarget {
   // Exhaustive sweeps stop (passing, incomplete) at this time; random properties ignore it.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::function<bool()> cancelled;  // true once the run was asked to stop (SIGINT/SIGTERM)
+  // Exhaustive sweeps: the share of the sweep done, after each chunk (progress of a long case).
+  std::function<void(double fraction)> on_fraction;
   // Records the inputs each case draws, or supplies them when a saved case replays (case_tape.hpp).
   CaseTape* tape = nullptr;
   // Multiplies the largest sizes properties draw: the fuzzer grows cases as its rounds go by.
@@ -122,6 +124,7 @@ struct RunOptions {
   int max_size = 100;     // RapidCheck's size ceiling
   std::function<bool()> cancelled;                    // checked before every batch: stop, incomplete
   std::function<void(std::int64_t cases)> on_batch;  // progress after every batch of cases
+  std::function<void(double fraction)> on_fraction;   // exhaustive sweeps: the share done, as it grows
   std::int64_t size_scale = 1;      // PropertyTarget::size_scale of every case
   bool record_failing_case = false;  // keep the shrunk failing case's inputs (RunResult::failing_case)
   bool shrink = true;                // false: a failing case is kept as drawn
@@ -151,6 +154,9 @@ struct RunResult {
 };
 
 RunResult run_property(const PropertyDef& property, const PropertyTarget& target, const RunOptions& options);
+// Why the property cannot run on this target ("plugin:X does not offer the dequantize"), or "" when
+// it can: decided from what the implementations offer, before any case runs.
+std::string not_applicable_reason(const PropertyDef& property, const PropertyTarget& target);
 
 // One saved case through the property, its inputs read back by name (no generator runs).
 struct ReplayOutcome {

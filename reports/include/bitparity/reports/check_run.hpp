@@ -62,6 +62,14 @@ std::uint64_t mix_seed(std::uint64_t x);
 // identity, never of its position, so a filtered run replays any row of a full one.
 std::uint64_t row_seed(std::uint64_t seed, const PlannedRow& row, std::int64_t blocksize);
 
+// Why each planned row cannot run on its device's implementation ("" where it can), decided from
+// what the implementations offer before any case runs.
+std::vector<std::string> not_applicable_reasons(const std::vector<PlannedRow>& plan);
+// The one rule, for check, fuzz and replay, that a run which checks nothing does not pass: throws
+// UsageError "nothing to check: none of the N WHAT applies (REASON); ..." when every reason is
+// non-empty. `reasons` as not_applicable_reasons gives them.
+void refuse_when_nothing_applies(const std::vector<std::string>& reasons, const std::string& what);
+
 struct CheckCallbacks {
   std::function<bool()> cancelled;                                           // stop between batches
   std::function<void(std::size_t row, double fraction, const PlannedRow&)> progress;

@@ -11,6 +11,9 @@ namespace bitparity::reports {
 
 // A finite number of seconds in [min, max]; refuses nan, inf, negatives.
 CLI::Validator seconds_in(double max, double min = 0);
+// A budget: a finite number of seconds in (0, max]. A budget of 0 would check nothing, so every
+// command's --seconds refuses it the same way.
+CLI::Validator budget_seconds(double max);
 // An integer in [lo, hi], written in decimal (no wrap-around of -1, no 1e9). Give it to
 // ->transform(), not ->check(): it rewrites the text without leading zeros, which CLI11 would
 // otherwise read as octal (--steps 010 ran 8 steps, --seed 010 was seed 8).

@@ -89,6 +89,12 @@ struct ShardedCommand {
 };
 
 // `bitparity checkpoint inspect FILE`: a checkpoint's header, tensors, checksums and layout.
+// `bitparity list`: the catalogues, as text and with --json FILE as a document for tools.
+struct ListCommand {
+  std::string json;
+  bool json_given = false;  // --json was given (an empty path is refused, not ignored)
+};
+
 struct CheckpointCommand {
   std::string file;
   std::string json;  // the same as JSON (atomically)
@@ -162,13 +168,13 @@ int run_sharded_command(const ShardedCommand& command);
 void add_mutants_command(CLI::App& app, MutantsCommand& command);
 void add_drift_command(CLI::App& app, DriftCommand& command);
 void add_state_plan_command(CLI::App& app, StatePlanCommand& command);
-void add_list_command(CLI::App& app);
+void add_list_command(CLI::App& app, ListCommand& command);
 
 int run_check_command(const CheckCommand& command);
 int run_mutants_command(const MutantsCommand& command);
 int run_drift_command(const DriftCommand& command);
 int run_state_plan_command(const StatePlanCommand& command);
-int run_list_command();
+int run_list_command(const ListCommand& command);
 
 // --require-gpu or BITPARITY_REQUIRE_GPU=1: then a missing or unusable GPU is a failure (exit 4).
 bool gpu_required(bool flag);

@@ -31,8 +31,9 @@ struct FuzzOptions {
 
 // The units in visiting order: the planner's rows (property x target x implementation, P5 only off
 // the cpu, a mutant only where it alters the target), interleaved so that consecutive visits meet
-// different properties.
-std::vector<PlannedRow> plan_fuzz(const FuzzOptions& options);
+// different properties. A row its implementation does not offer is no unit: its reason goes to
+// `not_applicable` when given (the supervisor refuses a selection of nothing but such rows).
+std::vector<PlannedRow> plan_fuzz(const FuzzOptions& options, std::vector<std::string>* not_applicable = nullptr);
 
 struct FuzzVisit {
   const PlannedRow* unit = nullptr;

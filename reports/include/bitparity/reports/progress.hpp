@@ -25,5 +25,10 @@ class Progress {
 };
 
 std::string format_duration(double seconds);
+// The columns of the terminal on stderr (TIOCGWINSZ; else $COLUMNS; else 80).
+int terminal_columns();
+// `line` cut to one terminal row (the columns less one): a redrawn line longer than the terminal
+// wraps, and every redraw then leaves a row behind.
+std::string fit_to_terminal(const std::string& line);
 
 }  // namespace bitparity::reports

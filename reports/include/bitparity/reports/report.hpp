@@ -28,7 +28,8 @@ struct ReportOptions {
 
 struct ReportCallbacks {
   std::function<bool()> cancelled;                                        // stop between runs
-  std::function<void(std::int64_t done, std::int64_t total, const std::string& current)> progress;
+  // `done` whole units of `total` (a drift run, a parity run, a check row) and `fraction` of the next.
+  std::function<void(std::int64_t done, double fraction, std::int64_t total, const std::string& current)> progress;
 };
 
 // Runs the campaign. With `cancelled` true midway it returns what is done, "complete": false.
@@ -49,6 +50,8 @@ std::string gate_verdict(const nlohmann::json& gate);
 void check_baseline(const nlohmann::json& baseline, const std::string& path, const nlohmann::json& settings);
 
 std::string report_markdown(const nlohmann::json& report);
-std::string report_html(const nlohmann::json& report);
+// With the gate's baseline (a report.json), each drift panel also draws the baseline's curves,
+// faint and in the same colours, so a regression's size and first step show at a glance.
+std::string report_html(const nlohmann::json& report, const nlohmann::json* baseline = nullptr);
 
 }  // namespace bitparity::reports

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# What the second contract sweep found wrong with files and selections: special files read as
+# cases, JSON fields of the wrong type, edited cases, runs that check nothing, two runs on one
+# folder, and list's JSON. Usage: contract_inputs.sh BITPARITY FAULTY_PLUGIN CORPUS CASE (ctest).
+set -u
+bin="$1"
+faulty="$2"
+corpus="$3"
+case_name="$4"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+# refused PATTERN ARGS...: exit 2, one line, "error: ...PATTERN".
+refused() {
+  local pattern=$1; shift
+  "$@" >out.txt 2>&1
+  local code=$?
+  [ "$code" -eq 2 ] && [ "$(wc -l <out.txt)" -eq 1 ] && grep -q "^error: .*$pattern" out.txt ||
+    { cat out.txt; fail "$* : exit $code, not one line '$pattern'"; }
+}
+
+case "$case_name" in
+  special-files)
+    # Each was "no such file or folder".
+    refused "/dev/null: a device, not a file" "$bin" replay /dev/null
+    refused "/dev/zero: a device, not a file" "$bin" replay /dev/zero
+    mkfifo fifo
+    refused "fifo: a FIFO, not a file" "$bin" replay fifo
+    ln -s loop-a loop-b && ln -s loop-b loop-a
+    refused "loop-a: a loop of symbolic links" "$bin" replay loop-a
+    ln -s nowhere dangling
+    refused "dangling: a link to nothing" "$bin" replay dangling
+    echo "ok: special files named as what they are"
+    ;;
+  wrong-json-types)
+    # A "schema" that is a number was an internal error (exit 5, nlohmann's type_error.302).
+    mkdir -p c
+    echo '{"schema": 5, "next_visit": 3}' >c/fuzz-state.json
+    refused "c/fuzz-state.json is not a fuzz state .bitparity.fuzz-state/1" "$bin" fuzz --corpus c --budget 1s
+    rm c/fuzz-state.json
+    echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 3, "runs": [], "extra": {"schema": 1}}' >c/fuzz-state.json
+    "$bin" fuzz --corpus c --budget 1s --suite conversions >/dev/null 2>&1 || fail "a state with an unknown field was refused"
+    echo '{"schema": 7, "property": "P6"}' >rank.json
+    refused "rank.json: not a rank case" "$bin" sharded --case rank.json
+    echo '{"schema": "bitparity.rank-case/2", "property": 6}' >rank.json
+    refused "rank.json: a rank case needs the text field \"property\"" "$bin" sharded --case rank.json
+    # A field no explicit check names still reaches the one reader's net, not an internal error.
+    python3 - "$corpus"/over-ranks/P10-storage-dynamic8-signed-f16-f32-fsdp1-flat-W2-mutant-storage-float-conversion-copy-*.json <<'PYTHON'
+import json, sys
+case = json.load(open(sys.argv[1]))
+case["violation"] = 5
+json.dump(case, open("numeric-violation.json", "w"))
+PYTHON
+    refused "numeric-violation.json: a field has the wrong type .type must be string, but is number.. give a rank case" \
+      "$bin" sharded --case numeric-violation.json
+    echo "ok: fields of the wrong type refused with exit 2, naming the file"
+    ;;
+  edited-case)
+    source_case="$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json"
+    [ -f "$source_case" ] || fail "the corpus lacks $source_case"
+    edit() {  # edit OUT "HEXFLOAT BITS": the case with that lr and its fingerprint removed (as the README allows)
+      python3 - "$source_case" "$1" "$2" <<'PYTHON'
+import json, sys
+case = json.load(open(sys.argv[1]))
+case["inputs"]["case"]["hyperparameters"]["lr"] = sys.argv[3]
+del case["fingerprint"]
+json.dump(case, open(sys.argv[2], "w"), indent=1)
+PYTHON
+    }
+    # lr = -1 is no case of any property: the mutant's refusal was counted as a kill (exit 0), and
+    # the cpu replay called it "a valid case".
+    edit negative.json "-0x1p+0 0xbf800000"
+    refused "negative.json: .*hyperparameters outside the optimizer's domain.*lr must be" "$bin" replay negative.json
+    refused "negative.json: .*hyperparameters outside the optimizer's domain" "$bin" replay --implementation cpu negative.json
+    # A valid edit replays, and the description written for the old inputs (lr=0x1.99999ap-4) is not shown.
+    edit edited.json "0x1p-2 0x3e800000"
+    "$bin" replay --implementation cpu edited.json --json edited-out.json >out.txt 2>&1 || { cat out.txt; fail "a valid edit did not hold on cpu"; }
+    "$bin" replay edited.json --json edited-mutant.json >out.txt 2>&1 || { cat out.txt; fail "a valid edit no longer kills its mutant"; }
+    ! grep -q "0x1.99999ap-4" out.txt edited-out.json edited-mutant.json || fail "the stale description of the old lr is shown"
+    echo "ok: an edited case outside the domain is refused; a valid edit shows no stale description"
+    ;;
+  nothing-checkable)
+    # A plugin with a quantize and no dequantize: every quant row is not applicable. check said
+    # "9 of 9 rows run, 0 failed" (exit 0); fuzz ran 315103 visits and no case (exit 0).
+    export BITPARITY_FAULTY_PLUGIN_QUANTIZE_ONLY=1
+    refused "nothing to check: none of the [0-9]* selected rows applies .plugin:$faulty does not offer the dequantize" \
+      "$bin" check --implementation "plugin:$faulty" --suite quant --cases 1
+    refused "nothing to check: none of the [0-9]* units .property x target x implementation. applies" \
+      "$bin" fuzz --implementation "plugin:$faulty" --suite quant --budget 2s --corpus fz
+    [ ! -e fz/fuzz-state.json ] || fail "the refused fuzz wrote a state"
+    unset BITPARITY_FAULTY_PLUGIN_QUANTIZE_ONLY
+    # Where some rows apply, the summary counts those that did not.
+    "$bin" check --implementation "plugin:$faulty" --suite quant --format nf4 --dtype f16 --cases 1 >out.txt 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || { cat out.txt; fail "f16, which the plugin does not take, ran (exit $code)"; }
+    "$bin" check --implementation "plugin:$faulty" --device cpu --suite quant --format nf4 --dtype f16 --cases 1 >out.txt 2>&1
+    grep -q "^summary: .* [1-9][0-9]* not applicable" out.txt || { cat out.txt; fail "the summary does not count the rows not applicable"; }
+    echo "ok: a run that can check nothing is refused before any work"
+    ;;
+  one-run-per-folder)
+    # Two fuzz runs on one corpus: the state kept the last writer's run and next_visit went back.
+    "$bin" fuzz --suite conversions --budget 30s --jobs 1 --corpus shared >first.txt 2>&1 &
+    first=$!
+    for _ in $(seq 1 100); do [ -e shared/.bitparity.lock ] && grep -q "^pid" shared/.bitparity.lock 2>/dev/null && break; sleep 0.1; done
+    refused "--corpus shared is in use by another run .pid $first: .*fuzz.*wait for it to end, or give another folder" \
+      "$bin" fuzz --suite conversions --budget 2s --corpus shared
+    kill -TERM "$first"
+    wait "$first"
+    # The lock goes with its run, however it ends: the next run takes the folder.
+    "$bin" fuzz --suite conversions --budget 30s --jobs 1 --corpus shared >second.txt 2>&1 &
+    second=$!
+    sleep 1
+    kill -KILL "$second"
+    wait "$second" 2>/dev/null
+    "$bin" fuzz --suite conversions --budget 1s --corpus shared >third.txt 2>&1 || { cat third.txt; fail "the folder stayed locked after its run was killed"; }
+    echo "ok: one run per corpus; a killed run leaves no lock behind"
+    ;;
+  list-json)
+    "$bin" list --json list.json >list.txt 2>&1 || { cat list.txt; fail "list --json failed"; }
+    python3 - list.json list.txt <<'PYTHON' || fail "list.json does not hold what list prints"
+import json, sys
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+assert d["schema"] == "bitparity.list/1", d["schema"]
+assert {p["id"] for p in d["properties"]} >= {"P1", "P7", "P12"}
+for key in ("code_maps", "optimizers", "mutants"):
+    for entry in d[key]:
+        assert "  " + entry["name"] in text, entry["name"]
+assert all("range" in h for o in d["optimizers"] for h in o["hyperparameters"])
+assert d["devices"][0] == "cpu" and isinstance(d["cuda_built"], bool)
+PYTHON
+    refused "--json was given an empty path" "$bin" list --json ""
+    echo "ok: list --json holds every list"
+    ;;
+  rank-case-refusal)
+    # A rank case whose arguments the ranks refuse: the replay quoted mpirun's banner of dashes, not
+    # bitparity's own error line.
+    python3 - "$corpus"/over-ranks/P6-8-bit-step-adam-f32-zero-1-2-W2-mutant-sharded-padding-not-stripped-*.json <<'PYTHON'
+import json, sys
+case = json.load(open(sys.argv[1]))
+case["arguments"] += ["--stuck-seconds", "-1"]
+json.dump(case, open("refused.json", "w"))
+PYTHON
+    "$bin" replay refused.json >out.txt 2>&1
+    code=$?
+    cat out.txt
+    [ "$code" -eq 1 ] || fail "a rank case its ranks refuse: exit $code, not 1"
+    grep -q "ERROR: the run over ranks ended with exit 2 and wrote no rows: error: --stuck-seconds: must be a finite number of seconds" out.txt ||
+      fail "the replay does not quote the ranks' refusal"
+    ! grep -q "ERROR: .*---" out.txt || fail "the replay quotes mpirun's banner"
+    echo "ok: a refused rank case names the refusal"
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
