@@ -2,10 +2,15 @@
 
 #include <mpi.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -109,6 +114,71 @@ class MpiCommunicator final : public Communicator {
 std::atomic<bool> watchdog_running{false};
 std::thread watchdog;
 
+// Every rank's watchdog keeps two times in a small file the ranks of one host share (opened by all,
+// then unlinked, so nothing is left behind): when it last ran (its process is alive) and when its
+// rank last made progress. A rank that notices it is stuck names the rank it waits on: one whose
+// watchdog fell silent is stopped (SIGSTOP) or frozen whole; one alive without progress hangs in a call.
+struct RankTimes {
+  std::atomic<std::int64_t> alive_ns, progress_ns;
+};
+RankTimes* shared_times = nullptr;  // world_size entries, or null (ranks on several hosts)
+
+std::int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void share_rank_times(Communicator& world) {
+  char path[4096] = {};
+  if (world_rank == 0) {
+    const char* folder = std::getenv("TMPDIR");
+    std::snprintf(path, sizeof path, "%s/bitparity-rank-times.XXXXXX", folder != nullptr && *folder != '\0' ? folder : "/tmp");
+    const int fd = ::mkstemp(path);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(sizeof(RankTimes) * static_cast<std::size_t>(world_size))) != 0) path[0] = '\0';
+    if (fd >= 0) ::close(fd);
+  }
+  world.broadcast(path, sizeof path, 0);
+  void* mapped = MAP_FAILED;
+  if (path[0] != '\0') {
+    const int fd = ::open(path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+      mapped = ::mmap(nullptr, sizeof(RankTimes) * static_cast<std::size_t>(world_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      ::close(fd);
+    }
+  }
+  const bool everywhere = !world.all_reduce_any(mapped == MAP_FAILED);  // also waits until every rank has it open
+  if (world_rank == 0 && path[0] != '\0') ::unlink(path);
+  if (!everywhere) {
+    if (mapped != MAP_FAILED) ::munmap(mapped, sizeof(RankTimes) * static_cast<std::size_t>(world_size));
+    return;
+  }
+  shared_times = static_cast<RankTimes*>(mapped);
+  shared_times[world_rank].alive_ns = shared_times[world_rank].progress_ns = wall_ns();
+}
+
+// Why this rank cannot go on: the ranks whose watchdog is silent, else those without progress.
+std::string stuck_reason(double stuck_seconds) {
+  char text[64];
+  std::snprintf(text, sizeof text, "no progress for %.0f s", stuck_seconds);
+  std::string reason = text;
+  if (shared_times == nullptr) return reason + " (a peer rank failed or hangs)";
+  const std::int64_t now = wall_ns();
+  std::string silent, idle;
+  for (int r = 0; r < world_size; ++r) {
+    if (r == world_rank) continue;
+    const double quiet = static_cast<double>(now - shared_times[r].alive_ns.load()) * 1e-9;
+    const double still = static_cast<double>(now - shared_times[r].progress_ns.load()) * 1e-9;
+    std::snprintf(text, sizeof text, "%d (%.0f s)", r, quiet > 2.0 ? quiet : still);
+    if (quiet > 2.0) {
+      silent += (silent.empty() ? "" : ", ") + std::string(text);
+    } else if (still >= stuck_seconds * 0.5) {
+      idle += (idle.empty() ? "" : ", ") + std::string(text);
+    }
+  }
+  if (!silent.empty()) return reason + ": waiting on rank " + silent + ", whose process has stopped running (SIGSTOP, or frozen whole)";
+  if (!idle.empty()) return reason + ": waiting on rank " + idle + ", alive but without progress (it hangs in a call)";
+  return reason + " (a peer rank failed or hangs)";
+}
+
 void watch(double stuck_seconds, int stuck_code) {
   std::int64_t seen = activity_serial.load();
   auto since = std::chrono::steady_clock::now();
@@ -116,13 +186,13 @@ void watch(double stuck_seconds, int stuck_code) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const std::int64_t now_serial = activity_serial.load();
     const auto now = std::chrono::steady_clock::now();
+    if (shared_times != nullptr) shared_times[world_rank].alive_ns = wall_ns();
     if (now_serial != seen) {
       seen = now_serial;
       since = now;
+      if (shared_times != nullptr) shared_times[world_rank].progress_ns = wall_ns();
     } else if (std::chrono::duration<double>(now - since).count() > stuck_seconds) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%.0f", stuck_seconds);
-      rank_failed(std::string("no progress for ") + seconds + " s (a peer rank failed or hangs)", stuck_code);
+      rank_failed(stuck_reason(stuck_seconds), stuck_code);
     }
   }
 }
@@ -138,6 +208,7 @@ MpiWorld::MpiWorld(int& argc, char**& argv, double stuck_seconds, int stuck_code
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   communicator_ = std::make_unique<MpiCommunicator>();
   if (stuck_seconds > 0) {
+    share_rank_times(*communicator_);
     watchdog_running = true;
     watchdog = std::thread(watch, stuck_seconds, stuck_code);
   }

@@ -85,6 +85,39 @@ case "$kind" in
     [ -z "$left" ] || { ls -laR "$TMPDIR"; fail "the run left $left in the temporary folder"; }
     echo "ok: exit $code after ${elapsed} s"
     ;;
+  signal)
+    # A rank killed (kill9) or stopped (stop) from outside. Killed: the rows finished before it are
+    # in --json (rank 0 writes after every row; they were lost). Stopped: the ranks that notice name
+    # the stopped rank, not only themselves ("no progress ... (a peer rank failed or hangs)").
+    marker="--seed 43$(printf %s "$kind$arg" | cksum | cut -c1-6)"
+    rm -f rows.json
+    mpirun -np "$world" "$bin" sharded --optimizer adam --optimizer sgd --cases 100 --stuck-seconds 5 --json rows.json $marker >"$out" 2>"$err" &
+    job=$!
+    for _ in $(seq 1 300); do [ -s rows.json ] && break; sleep 0.1; done
+    [ -s rows.json ] || { kill $job; fail "no row was written within 30 s"; }
+    victim=""; victim_rank=""
+    for pid in $(pgrep -x bitparity); do
+      tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qx -- "${marker#--seed }" || continue
+      rank=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+      [ "$rank" = 2 ] && { victim=$pid; victim_rank=$rank; }
+    done
+    [ -n "$victim" ] || { kill $job; fail "rank 2 was not found"; }
+    if [ "$arg" = kill9 ]; then kill -KILL "$victim"; else kill -STOP "$victim"; fi
+    started=$(date +%s)
+    wait $job
+    code=$?
+    elapsed=$(( $(date +%s) - started ))
+    kill -CONT "$victim" 2>/dev/null
+    grep -v "^\s*$" "$err" | head -n 8
+    [ "$code" -ne 0 ] || fail "the run passed although rank $victim_rank was signalled"
+    [ "$elapsed" -le 60 ] || fail "the run took $elapsed s to end"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and len(d["results"]) >= 1, d["summary"]' rows.json ||
+      fail "the rows finished before the signal are not in the JSON"
+    if [ "$arg" = stop ]; then
+      grep -q "waiting on rank 2 ([0-9]* s), whose process has stopped running" "$err" || fail "the stopped rank is not named"
+    fi
+    echo "ok: exit $code after ${elapsed} s, $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["results"]))' rows.json) rows kept"
+    ;;
   mixed)
     if ! "$bin" list | grep -q "^  $arg\$"; then
       gpu_required && fail "no $arg and BITPARITY_REQUIRE_GPU is set"
@@ -210,14 +243,24 @@ case "$kind" in
     # Edited checksums are named for what they are (a missing one was "MISMATCH" beside the right
     # CRC); either case of hex digits is the checksum; names reach the terminal escaped (ESC[2J
     # cleared the screen, a newline forged a row).
-    edit() {  # edit NAME PYTHON: the file with its header metadata `m` (and tensor table `h`) edited
-      python3 - "$file" "$arg/$1.safetensors" "$2" <<'EOF'
-import json, struct, sys
+    # edit NAME PYTHON [stale]: the file with its header metadata `m` (and tensor table `h`) edited,
+    # its header CRC-32 made anew as a careful editor would (or, with "stale", left as it was).
+    edit() {
+      python3 - "$file" "$arg/$1.safetensors" "$2" "${3:-}" <<'EOF'
+import json, struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
 n = struct.unpack("<Q", data[:8])[0]
 h = json.loads(data[8:8 + n]); m = h["__metadata__"]; crc = json.loads(m["crc32"])
 exec(sys.argv[3])
-m["crc32"] = json.dumps(crc)
+if crc is not None: m["crc32"] = json.dumps(crc)
+def netstring(text):
+    b = text.encode()
+    return str(len(b)).encode() + b":" + b + b","
+if sys.argv[4] != "stale" and "header_crc32" in m:
+    text = b"".join(netstring("m") + netstring(k) + netstring(m[k]) for k in sorted(m) if k != "header_crc32")
+    text += b"".join(netstring("t") + netstring(t) + netstring(h[t]["dtype"]) + netstring(",".join(str(x) for x in h[t]["shape"]))
+                     for t in sorted(h) if t != "__metadata__")
+    m["header_crc32"] = "%08x" % zlib.crc32(text)
 header = json.dumps(h).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(header)) + header + data[8 + n:])
 EOF
@@ -227,6 +270,26 @@ EOF
     "$bin" checkpoint inspect "$arg/no-crc.safetensors" >"$out" 2>&1
     code=$?
     [ "$code" -eq 1 ] && grep -q "NO CRC STORED" "$out" && ! grep -q MISMATCH "$out" || { cat "$out"; fail "a missing CRC: exit $code"; }
+    # The header is covered too: a step edited from 2 to 7 passed as "every tensor matches its CRC-32",
+    # and a resume read it. Only the header CRC-32 made anew passes, as tensor CRC-32s made anew do.
+    step=$(python3 -c 'import json,struct,sys; d=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",d[:8])[0]; print(json.loads(d[8:8+n])["__metadata__"]["step"])' "$file")
+    edit stale-step "m['step'] = str($step + 5)" stale
+    "$bin" checkpoint inspect "$arg/stale-step.safetensors" >"$out" 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q "header CRC-32 [0-9a-f]*: MISMATCH: its header does not match" "$out" &&
+      grep -q "every tensor matches its CRC-32; the header does not match its header CRC-32" "$out" || { cat "$out"; fail "an edited step: exit $code"; }
+    edit no-header-crc "del m['header_crc32']" stale
+    "$bin" checkpoint inspect "$arg/no-header-crc.safetensors" >"$out" 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q 'MISMATCH: its header has no .header_crc32.' "$out" || { cat "$out"; fail "no header CRC: exit $code"; }
+    edit fresh-header-crc "m['step'] = str($step)"
+    "$bin" checkpoint inspect "$arg/fresh-header-crc.safetensors" >"$out" 2>&1 || { cat "$out"; fail "a header CRC made anew: exit $?"; }
+    grep -q "header CRC-32 [0-9a-f]*: ok" "$out" || { cat "$out"; fail "the good header is not confirmed"; }
+    # No "crc32" at all was an internal error (map::at, exit 5).
+    edit no-checksums "crc = None; del m['crc32']"
+    "$bin" checkpoint inspect "$arg/no-checksums.safetensors" >"$out" 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q 'the header stores no CRC-32s (no "crc32")' "$out" || { cat "$out"; fail "no crc32: exit $code"; }
     edit upper-crc "crc = {k: v.upper() for k, v in crc.items()}"
     "$bin" checkpoint inspect "$arg/upper-crc.safetensors" >"$out" 2>&1 || { cat "$out"; fail "upper-case CRCs: exit $?"; }
     edit ghost-crc "crc['ghost'] = '00000000'"

@@ -331,7 +331,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
                           {"target", "on " + std::to_string(world) + " ranks"},
                           {"implementation", selection.implementation},
                           {"violation", rows.broken.empty() ? "the run over ranks ended with exit " + std::to_string(run.exit_code) + ": " +
-                                                                  last_printed_line(output)
+                                                                  what_the_run_said(output)
                                                             : rows.broken},
                           {"visit", round},
                           {"world_size", world},
@@ -343,10 +343,12 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
     if (failed_row || broken_run) failed_properties.insert(property);
     if (elapsed() - last_print >= (terminal ? 0.5 : command.log_every)) {
       last_print = elapsed();
-      std::fprintf(stderr, "%s%s / %s, round %lld (%s on %d ranks, %d cases per row), %lld cases, %.1f cases/s, %zu failures%s",
-                   terminal ? "\r\033[K" : "", format_duration(elapsed()).c_str(), format_duration(budget_seconds).c_str(),
-                   static_cast<long long>(round), property.c_str(), world, cases, static_cast<long long>(all.cases),
-                   all.seconds > 0 ? all.cases / all.seconds : 0.0, failures.size(), terminal ? "" : "\n");
+      char line[512];
+      std::snprintf(line, sizeof line, "%s / %s, round %lld (%s on %d ranks, %d cases per row), %lld cases, %.1f cases/s, %zu failures",
+                    format_duration(elapsed()).c_str(), format_duration(budget_seconds).c_str(), static_cast<long long>(round),
+                    property.c_str(), world, cases, static_cast<long long>(all.cases), all.seconds > 0 ? all.cases / all.seconds : 0.0,
+                    failures.size());
+      std::fprintf(stderr, terminal ? "\r\033[K%s" : "%s\n", terminal ? fit_to_terminal(line).c_str() : line);
     }
   }
   if (terminal && last_print > 0) std::fprintf(stderr, "\r\033[K");

@@ -67,6 +67,12 @@ std::string fingerprint(const RankCase& saved) {
   return text;
 }
 
+// The document's "schema" when it is a text ("" otherwise: a number there is no schema of ours).
+std::string schema_of(const nlohmann::json& document) {
+  if (!document.is_object() || !document.contains("schema") || !document.at("schema").is_string()) return "";
+  return document.at("schema").get<std::string>();
+}
+
 nlohmann::json parsed_file(const fs::path& file) {
   const std::string text = read_text_file(file, 256 * kMiB, std::string("a rank case from CORPUS/") + kRankCaseFolder);
   return nlohmann::json::parse(text, nullptr, false);
@@ -239,7 +245,7 @@ bool is_rank_case_file(const fs::path& file) {
   try {
     const nlohmann::json document = parsed_file(file);
     // Any version: read_rank_case names the ones this build reads.
-    return document.is_object() && document.value("schema", "").starts_with(kRankCaseSchemaName);
+    return schema_of(document).starts_with(kRankCaseSchemaName);
   } catch (const std::exception&) {
     return false;
   }
@@ -256,9 +262,10 @@ std::vector<fs::path> rank_case_files(const fs::path& path) {
   }
 }
 
-RankCase read_rank_case(const fs::path& file) {
-  const nlohmann::json document = parsed_file(file);
-  const std::string schema = document.is_object() ? document.value("schema", "") : "";
+namespace {
+
+RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& document) {
+  const std::string schema = schema_of(document);
   if (schema.starts_with(kRankCaseSchemaName) && schema != kRankCaseSchema && schema != kSeededRankCaseSchema) {
     throw UsageError(file.string() + ": schema '" + schema + "' is not one this build reads (" + kRankCaseSchema + ", or " +
                      kSeededRankCaseSchema + " without inputs); save the case again with this build's bitparity fuzz");
@@ -342,6 +349,14 @@ RankCase read_rank_case(const fs::path& file) {
   return saved;
 }
 
+}  // namespace
+
+RankCase read_rank_case(const fs::path& file) {
+  const nlohmann::json document = parsed_file(file);
+  return read_json_fields(file.string(), std::string("a rank case as bitparity fuzz saved it to CORPUS/") + kRankCaseFolder,
+                          [&] { return read_rank_case_fields(file, document); });
+}
+
 std::vector<std::string> rank_case_arguments_on(const RankCase& saved, const std::string& implementation) {
   std::vector<std::string> args;
   for (std::size_t i = 0; i < saved.arguments.size(); ++i) {
@@ -382,7 +397,7 @@ RankReplay replay_rank_case(const RankCase& saved, const std::string& implementa
   const auto row = std::find_if(rows.results.begin(), rows.results.end(), [&](const nlohmann::json& r) { return row_matches(r, saved); });
   if (row == rows.results.end()) {
     replay.broken = "the run over ranks did not run the row " + saved.target_text() + " (exit " + std::to_string(run.exit_code) +
-                    "): " + last_printed_line(output);
+                    "): " + what_the_run_said(output);
     return replay;
   }
   replay.failed = row->value("wrong_elements", std::int64_t{0}) > 0;

@@ -125,7 +125,7 @@ RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, 
     }
     if (round.exit_code != 1) {  // a survived round exits 1; anything else broke
       hunt.harness_error = true;
-      hunt.counterexample = "the run over ranks ended with exit " + std::to_string(round.exit_code) + ": " + last_printed_line(output);
+      hunt.counterexample = "the run over ranks ended with exit " + std::to_string(round.exit_code) + ": " + what_the_run_said(output);
       return finish();
     }
   }

@@ -119,11 +119,15 @@ pid_t start_launcher(std::vector<std::string>& args, std::vector<std::string>& e
 
 }  // namespace
 
-std::string last_printed_line(const std::string& file) {
+std::string what_the_run_said(const std::string& file) {
+  // bitparity's own refusal ("error: ...", said once by rank 0) names the cause; mpirun's notice after
+  // it ends in a banner of dashes that names none, so the last line is only the fallback.
   std::ifstream in(file);
   std::string line, last;
   while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    if (line.starts_with("error: ")) return line;
+    const bool banner = line.find_first_not_of("-*= \t\r") == std::string::npos;
+    if (!banner) last = line;
   }
   return last.empty() ? "(it printed nothing)" : last;
 }
@@ -188,13 +192,17 @@ RankRows read_rank_rows(const std::string& rows_file, const RankRun& run, const 
       if (document.contains("results") && document.at("results").is_array()) {
         rows.results = document.at("results");
         unreadable.clear();
+        // Rows written along the way by a run that did not reach its end: it broke after them.
+        if (document.contains("in_progress")) {
+          unreadable = " after " + std::to_string(rows.results.size()) + " of its rows";
+        }
       }
     } catch (const std::exception& e) {
       unreadable = std::string(" and unreadable rows (") + e.what() + ")";
     }
   }
   if (!unreadable.empty()) {
-    rows.broken = "the run over ranks ended with exit " + std::to_string(run.exit_code) + unreadable + ": " + last_printed_line(output);
+    rows.broken = "the run over ranks ended with exit " + std::to_string(run.exit_code) + unreadable + ": " + what_the_run_said(output);
   }
   return rows;
 }

@@ -35,7 +35,8 @@ struct RankRows {
 };
 RankRows read_rank_rows(const std::string& rows_file, const RankRun& run, const std::string& output);
 
-// The last line with text in `file` (a run's output), or "(it printed nothing)".
-std::string last_printed_line(const std::string& file);
+// Why a run's output (`file`) says it ended: bitparity's refusal ("error: ...") where there is one,
+// else its last line that is not a banner of dashes, else "(it printed nothing)".
+std::string what_the_run_said(const std::string& file);
 
 }  // namespace bitparity::reports

@@ -412,6 +412,28 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
   std::vector<ShardedRow> rows;
   std::int64_t case_number = 0, total_wrong = 0, failed_rows = 0;
   bool stopped = false;  // by SIGINT or SIGTERM, on this rank or another
+  // The rows so far, as --json holds them. Rank 0 writes them after every row (complete: false),
+  // so a rank killed or stopped mid-run, which ends the job, leaves the finished rows on disk.
+  const auto rows_document = [&](bool complete, const std::string& stop_reason) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const ShardedRow& row : rows) results.push_back(row_json(row, command, plan, ranks));
+    nlohmann::json document = {{"schema", "bitparity.sharded/1"},
+                               {"bitparity", version_string()},
+                               {"seed", command.seed},
+                               {"world_size", size},
+                               {"communicator", communicator_name(plan.communicator)},
+                               {"ranks", ranks},
+                               {"summary", {{"rows", rows.size()}, {"failed_rows", failed_rows}, {"wrong_elements", total_wrong}}},
+                               {"complete", complete},
+                               {"results", results}};
+    if (!stop_reason.empty()) document["interrupted"] = stop_reason;
+    if (!complete && stop_reason.empty()) {
+      document["rows_planned"] = plan.rows.size();
+      document["in_progress"] = "written after each row: a run that ended here did not finish";
+    }
+    if (!plan.hunted_mutant.empty()) document["mutant"] = {{"name", plan.hunted_mutant}, {"killed", total_wrong > 0}};
+    return document;
+  };
   for (const ShardedRowPlan& p : plan.rows) {
     // Every rank stops before the same row: a signal may reach one rank only (a kill of its pid).
     if (world.communicator().all_reduce_any(interrupted())) {
@@ -446,6 +468,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
       std::fflush(stdout);
     }
     rows.push_back(row);
+    if (lead && !command.json.empty() && rows.size() < plan.rows.size()) write_result_file(command.json, json_file_text(rows_document(false, "")));
   }
   world.communicator().barrier();
   const std::string stop_reason = interrupted() ? interrupt_name() : "a signal to another rank";
@@ -462,22 +485,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                         : "");
     if (!plan.hunted_mutant.empty()) std::printf("mutant %s: %s\n", plan.hunted_mutant.c_str(), total_wrong > 0 ? "killed" : "SURVIVED");
     std::fflush(stdout);
-    if (!command.json.empty()) {
-      nlohmann::json results = nlohmann::json::array();
-      for (const ShardedRow& row : rows) results.push_back(row_json(row, command, plan, ranks));
-      nlohmann::json document = {{"schema", "bitparity.sharded/1"},
-                                 {"bitparity", version_string()},
-                                 {"seed", command.seed},
-                                 {"world_size", size},
-                                 {"communicator", communicator_name(plan.communicator)},
-                                 {"ranks", ranks},
-                                 {"summary", {{"rows", rows.size()}, {"failed_rows", failed_rows}, {"wrong_elements", total_wrong}}},
-                                 {"complete", !stopped},
-                                 {"results", results}};
-      if (stopped) document["interrupted"] = stop_reason;
-      if (!plan.hunted_mutant.empty()) document["mutant"] = {{"name", plan.hunted_mutant}, {"killed", total_wrong > 0}};
-      write_result_file(command.json, json_file_text(document));
-    }
+    if (!command.json.empty()) write_result_file(command.json, json_file_text(rows_document(!stopped, stopped ? stop_reason : "")));
   }
   // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
   if (stopped) return interrupted() ? interrupted_exit_code() : 128 + SIGTERM;
