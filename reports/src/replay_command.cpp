@@ -9,6 +9,7 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/saved_case.hpp"
+#include "bitparity/reports/check_run.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
@@ -166,6 +167,23 @@ int run_replay_command(const ReplayCommand& command) {
   }
   const auto cpu = fixtures::make_implementation("cpu");
   check_case_inputs(cases, *cpu);
+  // The rule check and fuzz follow: a replay whose every case its implementation cannot run would
+  // check nothing, so it is refused before any case runs.
+  if (rank_cases.empty()) {
+    std::vector<std::string> reasons;
+    for (const auto& [path, saved] : cases) {
+      const std::string implementation = command.implementation.empty() ? saved.implementation : command.implementation;
+      try {
+        const auto iut = fixtures::make_implementation(implementation);
+        const properties::PropertyDef& property = properties::saved_case_property(saved);
+        reasons.push_back(properties::not_applicable_reason(
+            property, properties::make_target(property, properties::saved_case_target(saved), iut.get(), cpu.get(), saved.blocksize)));
+      } catch (const std::exception&) {
+        reasons.emplace_back();  // skipped or refused below, case by case
+      }
+    }
+    refuse_when_nothing_applies(reasons, "cases");
+  }
   nlohmann::json results = nlohmann::json::array();
   std::int64_t held = 0, kills = 0, unexpected = 0, skipped = 0, invalid = 0;
   for (const auto& [path, saved] : cases) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
@@ -15,6 +16,7 @@
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
+#include "bitparity/reports/folder_lock.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "rank_case.hpp"
 #include "rank_mutants.hpp"
@@ -595,6 +597,19 @@ int run_sharded_command(const ShardedCommand& command) {
       return refuse_on_every_rank(world, "--rank-implementation names rank " + std::to_string(rank) + " but the world has " +
                                              std::to_string(world.size()) + " ranks (mpirun -np)");
     }
+  }
+  // One run at a time writes a checkpoint folder (rank 0 holds the lock; every rank refuses alike).
+  std::optional<FolderLock> checkpoint_lock;
+  if (!command.checkpoint_dir.empty()) {
+    std::string refusal;
+    if (world.rank() == 0) {
+      try {
+        checkpoint_lock.emplace(command.checkpoint_dir, "--checkpoint-dir");
+      } catch (const UsageError& refused) {
+        refusal = refused.what();
+      }
+    }
+    if (world.mpi_communicator().all_reduce_any(!refusal.empty())) return refuse_on_every_rank(world, refusal);
   }
   try {
     const int code = command.benchmark ? run_sharded_benchmark_rows(command, plan, world) : run_sharded_rows(command, plan, world);

@@ -89,6 +89,7 @@ PYTHON
     refused "nothing to check: none of the [0-9]* units .property x target x implementation. applies" \
       "$bin" fuzz --implementation "plugin:$faulty" --suite quant --budget 2s --corpus fz
     [ ! -e fz/fuzz-state.json ] || fail "the refused fuzz wrote a state"
+    refused "nothing to check: none of the 1 cases applies" "$bin" replay --implementation "plugin:$faulty" "$corpus"/cases/P7-dynamic8-signed-f32-64-mutant.approximate-division-0d5de6b8bb9266e9.json
     unset BITPARITY_FAULTY_PLUGIN_QUANTIZE_ONLY
     # Where some rows apply, the summary counts those that did not.
     "$bin" check --implementation "plugin:$faulty" --suite quant --format nf4 --dtype f16 --cases 1 >out.txt 2>&1
@@ -105,6 +106,9 @@ PYTHON
     for _ in $(seq 1 100); do [ -e shared/.bitparity.lock ] && grep -q "^pid" shared/.bitparity.lock 2>/dev/null && break; sleep 0.1; done
     refused "--corpus shared is in use by another run .pid $first: .*fuzz.*wait for it to end, or give another folder" \
       "$bin" fuzz --suite conversions --budget 2s --corpus shared
+    # The same lock guards a report's --out and sharded's --checkpoint-dir.
+    refused "--out shared is in use by another run .pid $first" "$bin" report --out shared --steps 2 --elements 8 --skip-sweeps
+    refused "--checkpoint-dir shared is in use by another run .pid $first" "$bin" sharded --property P11 --checkpoint-dir shared
     kill -TERM "$first"
     wait "$first"
     # The lock goes with its run, however it ends: the next run takes the folder.
