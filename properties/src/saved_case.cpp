@@ -153,6 +153,15 @@ SavedCase parse_saved_case(const json& j) {
   }
   saved_case_property(saved);  // the property and target exist in this build
   saved_case_target(saved);
+  // The entry the file names must be the optimizer its inputs hold: an edited "entry" replayed the
+  // adam inputs under the name sgd (without a fingerprint nothing else tells).
+  const json* inputs_case = saved.recorded.inputs.contains("case") ? &saved.recorded.inputs.at("case") : nullptr;
+  if (inputs_case != nullptr && inputs_case->is_object() && inputs_case->contains("hyperparameters") &&
+      inputs_case->at("hyperparameters").is_object() && inputs_case->at("hyperparameters").contains("optimizer") &&
+      inputs_case->at("hyperparameters").at("optimizer") != saved.entry) {
+    throw CaseFileError("the case's inputs are " + inputs_case->at("hyperparameters").at("optimizer").dump() +
+                        " hyperparameters, but its 'entry' says '" + saved.entry + "'; fix one of them");
+  }
   if (j.contains("fingerprint") && j.at("fingerprint").is_string() && j.at("fingerprint").get<std::string>() != case_fingerprint(saved)) {
     throw CaseFileError("the fingerprint " + j.at("fingerprint").get<std::string>() +
                         " does not match the case (" + case_fingerprint(saved) +

@@ -354,7 +354,10 @@ int run_check_command(const CheckCommand& command) {
   const CheckOptions options = resolve_check_selection(command, asked_all);
   const bool require = gpu_required(command.require_gpu);
   if (require) require_usable_gpu();
-  if (command.json_given) check_result_path("--json", command.json_path);
+  if (command.json_given) {
+    check_result_apart_from_map_and_plugin_files("--json", command.json_path, command.maps, command.implementations);
+    check_result_path("--json", command.json_path);
+  }
   CheckOptions every_size = options;
   every_size.block_sizes.clear();
   check_block_sizes(options, plan_check(every_size));

@@ -158,7 +158,10 @@ int run_drift_command(const DriftCommand& command) {
                kDriftBytesPerElement * static_cast<double>(command.elements) +
                    kDriftBytesPerStep * static_cast<double>(runs) * static_cast<double>(command.steps),
                kDriftBytesPerStep * static_cast<double>(runs), "--steps");
-  if (command.json_given) check_result_path("--json", command.json_path);
+  if (command.json_given) {
+    check_result_apart_from_map_and_plugin_files("--json", command.json_path, command.maps, {});
+    check_result_path("--json", command.json_path);
+  }
 
   std::printf("bitparity drift: %lld runs of %lld steps x %lld elements on %s, seed %llu\n\n", static_cast<long long>(runs),
               static_cast<long long>(command.steps), static_cast<long long>(command.elements), command.device.c_str(),

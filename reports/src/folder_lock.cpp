@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,11 +38,23 @@ std::string holder_of(int fd) {
 
 FolderLock::FolderLock(const std::string& folder, const std::string& option) {
   const std::string path = (std::filesystem::path(folder) / kLockFileName).string();
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Never through a link: a .bitparity.lock that points elsewhere (report.json, /etc/passwd) would
+  // have that file truncated and overwritten with the holder's line.
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd_ < 0) {
     const int code = errno;
+    if (code == ELOOP) {
+      throw UsageError(option + " " + folder + ": its lock file " + kLockFileName +
+                       " is a symbolic link, which bitparity does not write through; remove it");
+    }
     throw UsageError(option + " " + folder + ": cannot open its lock file " + kLockFileName + " (" + std::strerror(code) +
                      "); give a folder this user can write");
+  }
+  struct stat status {};
+  if (::fstat(fd_, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw UsageError(option + " " + folder + ": its lock file " + kLockFileName + " is not a regular file; remove it");
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int code = errno;

@@ -331,6 +331,7 @@ int run_fuzz_command(const FuzzCommand& command) {
   if (gpu_required(command.require_gpu)) require_usable_gpu();
   if (command.json_given) {
     check_result_apart_from_input("--json", command.json_path, command.corpus, "the corpus");
+    check_result_apart_from_map_and_plugin_files("--json", command.json_path, command.selection.maps, command.implementations);
     check_result_path("--json", command.json_path);
   }
   CheckOptions every_size = selection;

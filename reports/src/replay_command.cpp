@@ -3,6 +3,8 @@
 // kill: it must still fail there (and hold with --implementation cpu).
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <memory>
 
 #include "bitparity/fixtures/implementation.hpp"
@@ -25,6 +27,8 @@
 #endif
 
 namespace bitparity::reports {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -133,6 +137,19 @@ int run_replay_command(const ReplayCommand& command) {
       for (const auto& file : rank_case_files(path)) rank_cases.emplace_back(file.string(), read_rank_case(file));
     } catch (const properties::CaseFileError& error) {
       throw UsageError(error.what());
+    }
+  }
+  // A case named twice (a file and its corpus folder, or the same path twice) ran and counted twice.
+  {
+    std::map<fs::path, std::string> seen;
+    std::vector<std::string> files;
+    for (const auto& loaded : cases) files.push_back(loaded.path);
+    for (const auto& [file, saved] : rank_cases) files.push_back(file);
+    for (const std::string& file : files) {
+      std::error_code error;
+      const fs::path key = fs::weakly_canonical(file, error);
+      const auto [earlier, added] = seen.emplace(error ? fs::path(file) : key, file);
+      if (!added) throw UsageError("the case " + file + " is given twice (also as " + earlier->second + "); give each case once");
     }
   }
   std::string launcher;

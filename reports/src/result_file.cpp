@@ -74,6 +74,22 @@ void check_result_apart_from_input(const std::string& option, const std::string&
                    (same ? "the results would replace" : "holds this run's own files") + "; write the results elsewhere");
 }
 
+void check_result_apart_from_map_and_plugin_files(const std::string& option, const std::string& path,
+                                                  const std::vector<std::string>& maps, const std::vector<std::string>& implementations) {
+  std::error_code error;
+  for (const std::string& map : maps) {
+    std::string file = map;
+    // FILE.safetensors:TENSOR names a file and a tensor in it.
+    if (!fs::exists(file, error)) {
+      if (const auto colon = file.rfind(':'); colon != std::string::npos) file.resize(colon);
+    }
+    if (fs::exists(file, error)) check_result_apart_from_input(option, path, file, "the --map file");
+  }
+  for (const std::string& implementation : implementations) {
+    if (implementation.starts_with("plugin:")) check_result_apart_from_input(option, path, implementation.substr(7), "the plugin");
+  }
+}
+
 std::string json_file_text(const nlohmann::json& document, int indent) {
   return document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -436,7 +436,15 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     }
     plan.hunted_mutant = name;
   }
-  if (command.json_given) check_result_path("--json", command.json);
+  if (command.json_given) {
+    if (!command.case_file.empty()) check_result_apart_from_input("--json", command.json, command.case_file, "the --case file");
+    std::vector<std::string> implementations{command.implementation, command.resume_implementation};
+    for (const std::string& rank_implementation : command.rank_implementations) {
+      implementations.push_back(rank_implementation.substr(rank_implementation.find('=') + 1));
+    }
+    check_result_apart_from_map_and_plugin_files("--json", command.json, command.maps, implementations);
+    check_result_path("--json", command.json);
+  }
   if (!command.checkpoint_dir.empty()) check_checkpoint_dir(command.checkpoint_dir);
 
   if (!plan.case_file.empty()) {

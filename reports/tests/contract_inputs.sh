@@ -111,6 +111,10 @@ PYTHON
     refused "--checkpoint-dir shared is in use by another run .pid $first" "$bin" sharded --property P11 --checkpoint-dir shared
     kill -TERM "$first"
     wait "$first"
+    # A lock file that is a link is not written through (it truncated the file it pointed to).
+    mkdir -p linked && echo precious >victim.txt && ln -s "$PWD/victim.txt" linked/.bitparity.lock
+    refused "--corpus linked: its lock file .bitparity.lock is a symbolic link" "$bin" fuzz --suite conversions --budget 1s --corpus linked
+    [ "$(cat victim.txt)" = precious ] || fail "the file the lock link points to was overwritten"
     # The lock goes with its run, however it ends: the next run takes the folder.
     "$bin" fuzz --suite conversions --budget 30s --jobs 1 --corpus shared >second.txt 2>&1 &
     second=$!
@@ -119,6 +123,35 @@ PYTHON
     wait "$second" 2>/dev/null
     "$bin" fuzz --suite conversions --budget 1s --corpus shared >third.txt 2>&1 || { cat third.txt; fail "the folder stayed locked after its run was killed"; }
     echo "ok: one run per corpus; a killed run leaves no lock behind"
+    ;;
+  results-apart-from-inputs)
+    # A results path that is a file the same run reads was overwritten: a --map file, a plugin.
+    python3 - <<'PYTHON'
+import json, struct
+def bits(x): return struct.unpack("<I", struct.pack("<f", x))[0]
+json.dump([bits((i - 127) / 128.0) for i in range(256)], open("ramp8.json", "w"))
+PYTHON
+    cp ramp8.json before.json
+    refused "--json 'ramp8.json' is the --map file 'ramp8.json', which the results would replace" \
+      "$bin" check --map ramp8.json --cases 1 --json ramp8.json
+    refused "is the --map file" "$bin" drift --eight-bit --map ramp8.json --steps 2 --elements 8 --json ramp8.json
+    cmp -s ramp8.json before.json || fail "the map was changed"
+    cp "$faulty" plugin.so
+    refused "--json 'plugin.so' is the plugin 'plugin.so'" "$bin" check --implementation plugin:plugin.so --suite quant --cases 1 --json plugin.so
+    cmp -s plugin.so "$faulty" || fail "the plugin was changed"
+    # A case given twice ran and counted twice.
+    source_case="$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json"
+    refused "is given twice" "$bin" replay "$source_case" "$source_case"
+    # An edited entry replayed adam's inputs under sgd's name (exit 0).
+    python3 - "$source_case" <<'PYTHON'
+import json, sys
+case = json.load(open(sys.argv[1]))
+case["entry"] = "sgd"
+del case["fingerprint"]
+json.dump(case, open("renamed.json", "w"))
+PYTHON
+    refused "the case's inputs are \"adam\" hyperparameters, but its 'entry' says 'sgd'" "$bin" replay renamed.json
+    echo "ok: no results file replaces an input; a case is replayed once, as what it holds"
     ;;
   list-json)
     "$bin" list --json list.json >list.txt 2>&1 || { cat list.txt; fail "list --json failed"; }

@@ -17,6 +17,10 @@ void check_result_path(const std::string& option, const std::string& path);
 // state) or be read as one later (a case folder). `what` names the input in the message.
 void check_result_apart_from_input(const std::string& option, const std::string& path, const std::string& input,
                                    const std::string& what);
+// The same for the files a run reads through --map (FILE.json, FILE.safetensors[:TENSOR]; a map's
+// name reads none) and --implementation plugin:PATH: check --map m.json --json m.json destroyed the map.
+void check_result_apart_from_map_and_plugin_files(const std::string& option, const std::string& path,
+                                                  const std::vector<std::string>& maps, const std::vector<std::string>& implementations);
 
 // A JSON document as a results file's text (indented, newline-terminated). Bytes that are not UTF-8
 // (a path's name in another encoding) become U+FFFD instead of failing the dump after the work.
