@@ -19,9 +19,12 @@ inline std::int64_t whole_number(const nlohmann::json& object, const char* key, 
   if (!object.contains(key) || !object.at(key).is_number_integer()) {
     throw properties::CaseFileError(std::string("'") + key + "' must be a whole number");
   }
-  const std::int64_t value = object.at(key).get<std::int64_t>();
-  if (value < lo || value > hi) {
-    throw properties::CaseFileError(std::string("'") + key + "' is " + std::to_string(value) + ", outside " + std::to_string(lo) + ".." +
+  // 2^64 - 1 is an unsigned JSON number that reads as -1 through int64: it is judged, and named, as written.
+  const nlohmann::json& field = object.at(key);
+  const bool past_int64 = field.is_number_unsigned() && field.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX);
+  const std::int64_t value = past_int64 ? INT64_MAX : field.get<std::int64_t>();
+  if (past_int64 || value < lo || value > hi) {
+    throw properties::CaseFileError(std::string("'") + key + "' is " + field.dump() + ", outside " + std::to_string(lo) + ".." +
                                     std::to_string(hi));
   }
   return value;

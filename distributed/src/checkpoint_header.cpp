@@ -9,6 +9,7 @@
 #include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
+#include "bitparity/properties/json_document.hpp"
 
 namespace bitparity::distributed::checkpoint_header {
 
@@ -47,7 +48,7 @@ const std::string& text_of(const Metadata& metadata, const std::string& key, con
 
 json json_of(const Metadata& metadata, const std::string& key, const std::string& path) {
   try {
-    return json::parse(text_of(metadata, key, path));
+    return properties::parse_json_document(text_of(metadata, key, path));
   } catch (const json::exception& e) {
     refuse(path, "\"" + key + "\" is not valid JSON: " + e.what());
   }
@@ -104,6 +105,10 @@ Hyperparameters parse_hyperparameters(const json& j, const std::string& path) {
   };
   const auto count = [&](const char* name, std::int64_t& field) {
     if (!j.contains(name) || !j[name].is_number_integer()) refuse(path, std::string("hyperparameter ") + name + " is missing or not an integer");
+    // 2^64 - 1 would read as -1 through int64.
+    if (j[name].is_number_unsigned() && j[name].get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      refuse(path, std::string("hyperparameter ") + name + " is " + j[name].dump() + ", past 2^63 - 1");
+    }
     field = j[name].get<std::int64_t>();
   };
   const auto flag = [&](const char* name, bool& field) {

@@ -190,6 +190,11 @@ SafetensorsFile parse_header(std::span<const std::uint8_t> prefix, std::uint64_t
   if (n < 2 || prefix[8] != '{') refuse(source, "its header does not start with '{'");
   const auto* header_begin = reinterpret_cast<const char*>(prefix.data() + 8);
   const std::string_view header(header_begin, static_cast<std::size_t>(n));
+  // nlohmann reads a NUL byte as the end of its input, so a header padded with NULs (or cut by one)
+  // would parse; JSON holds none, and safetensors pads with spaces.
+  if (const auto nul = header.find('\0'); nul != std::string_view::npos) {
+    refuse(source, "its header holds a NUL byte at byte " + std::to_string(8 + nul) + " (safetensors pads a header with spaces)");
+  }
   HeaderShape shape;
   if (!json::sax_parse(header, &shape, json::input_format_t::json, /*strict=*/true)) refuse(source, shape.problem);
   const json root = json::parse(header);

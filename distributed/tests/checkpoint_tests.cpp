@@ -141,6 +141,9 @@ TEST(Safetensors, RefusesMalformedFiles) {
                  "more than 2^63");                                                           // 22 size overflow
   expect_refused(file_of(R"({"":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})"), "empty name");  // 23
   expect_refused(file_of("{\"t\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}\x01"), "not valid JSON");  // 24 junk after
+  // nlohmann stops at a NUL byte: NUL padding (or a NUL that cuts the header short) parsed as JSON.
+  expect_refused(file_of(std::string("{\"t\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}") + std::string(4, '\0')),
+                 "holds a NUL byte at byte 61");                                                    // 25 NUL padding
 }
 
 // A small sharded optimizer on one rank, stepped twice.

@@ -102,6 +102,9 @@ TEST(ShardedCase, RefusesMalformedCases) {
   EXPECT_NE(refusal([](auto& j) { j["gradients"].push_back(j["gradients"][0]); }).find("given twice"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["regrouped"][0]["parameters"][0]["id"] = "999999999"; }).find("same parameter ids"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["microbatches"] = 64; }).find("'microbatches' is 64, outside 1..63"), std::string::npos);
+  // 2^64 - 1 read through int64 is -1: named as written ("is -1" misled).
+  EXPECT_NE(refusal([](auto& j) { j["steps"] = std::uint64_t{18446744073709551615ull}; }).find("'steps' is 18446744073709551615, outside 1..1000"),
+            std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["blocksize"] = 100; }).find("power of two"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["optimizer"] = "lion"; }).find("not the case's optimizer"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["states"] = 16; }).find("'states' must be 32"), std::string::npos);

@@ -122,9 +122,11 @@ std::int64_t integer_field(const json& object, const char* key, std::int64_t lo,
   if (!object.is_object() || !object.contains(key)) throw CaseFileError(std::string("missing field '") + key + "'");
   const json& value = object.at(key);
   if (!value.is_number_integer()) throw CaseFileError(std::string("field '") + key + "' must be a whole number, got " + value.dump());
-  const std::int64_t n = value.get<std::int64_t>();
-  if (n < lo || n > hi) {
-    throw CaseFileError(std::string("field '") + key + "' is " + std::to_string(n) + ", outside [" + std::to_string(lo) + ", " +
+  // 2^64 - 1 (unsigned in JSON) reads as -1 through int64: judged and named as written.
+  const bool past_int64 = value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX);
+  const std::int64_t n = past_int64 ? INT64_MAX : value.get<std::int64_t>();
+  if (past_int64 || n < lo || n > hi) {
+    throw CaseFileError(std::string("field '") + key + "' is " + value.dump() + ", outside [" + std::to_string(lo) + ", " +
                         std::to_string(hi) + "]");
   }
   return n;
@@ -176,7 +178,9 @@ void decode_input(const json& j, bool& value) {
 
 json encode_input(int value) { return value; }
 void decode_input(const json& j, int& value) {
-  if (!j.is_number_integer()) throw CaseFileError("expected a whole number, got " + j.dump());
+  if (!j.is_number_integer() || (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))) {
+    throw CaseFileError("expected a whole number of int's range, got " + j.dump());
+  }
   const auto n = j.get<std::int64_t>();
   if (n < std::numeric_limits<int>::min() || n > std::numeric_limits<int>::max()) throw CaseFileError("out of range: " + j.dump());
   value = static_cast<int>(n);

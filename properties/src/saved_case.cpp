@@ -13,6 +13,7 @@
 #include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
+#include "bitparity/properties/json_document.hpp"
 
 namespace bitparity::properties {
 
@@ -182,7 +183,7 @@ SavedCase read_saved_case(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   try {
-    return parse_saved_case(json::parse(text.str()));
+    return parse_saved_case(parse_json_document(text.str()));
   } catch (const json::parse_error& parse) {
     throw CaseFileError(path.string() + ": not valid JSON (" + parse.what() + ")");
   } catch (const json::exception& bad) {

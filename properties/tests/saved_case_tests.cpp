@@ -236,6 +236,17 @@ TEST_F(CaseFiles, LayoutsThatReachPastTheirStorageAreRefused) {
   }
 }
 
+TEST_F(CaseFiles, WholeNumbersPastInt64AreRefusedAsWritten) {
+  // 2^64 - 1 is an unsigned JSON number: through int64 it was -1, a valid int input.
+  int value = 0;
+  try {
+    decode_input(nlohmann::json(std::uint64_t{18446744073709551615ull}), value);
+    FAIL() << "2^64 - 1 was read as " << value;
+  } catch (const CaseFileError& error) {
+    EXPECT_NE(std::string(error.what()).find("18446744073709551615"), std::string::npos) << error.what();
+  }
+}
+
 TEST_F(CaseFiles, TheCorpusKeepsEachCaseOnce) {
   const std::filesystem::path corpus = std::filesystem::path(::testing::TempDir()) / "bitparity-corpus-once";
   std::filesystem::remove_all(corpus);

@@ -147,8 +147,10 @@ int run_command(int argc, char** argv) {
       for (int i = 1; i < argc; ++i) {
         const std::string word = argv[i];
         if (word == "--help" || word == "-h" || word == "--version") continue;
+        const bool command = std::find(std::begin(kCommands), std::end(kCommands), word) != std::end(kCommands);
         return refuse(word.starts_with("-") ? "unknown option '" + word + "'; before a command bitparity takes --help or --version alone (bitparity --help)"
-                                            : "'" + first + "' is given alone, not before the command '" + word + "' (bitparity " + word + " --help)",
+                      : command             ? "'" + first + "' is given alone, not before the command '" + word + "' (bitparity " + word + " --help)"
+                                            : "'" + first + "' takes nothing after it, and '" + word + "' is no command (bitparity --help)",
                       exit_bad_input);
       }
       if (argc > 2) return refuse("give --help or --version alone, not both or twice", exit_bad_input);

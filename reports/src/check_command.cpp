@@ -159,6 +159,12 @@ void check_block_sizes(const CheckOptions& options, const std::vector<PlannedRow
   // No row at any block size: the other filters are what selects nothing, and why_empty says which
   // (a property of another suite was reported as an unsupported block size).
   if (plan.empty()) return;
+  const bool any_blocks = std::any_of(plan.begin(), plan.end(), [](const PlannedRow& row) { return row.block_sizes != std::vector<std::int64_t>{0}; });
+  if (!any_blocks && !options.block_sizes.empty()) {
+    throw UsageError("--block-size " + std::to_string(options.block_sizes.front()) +
+                     ": none of the selected rows has blocks (only quantization, dequantization and 8-bit optimizer rows do); "
+                     "drop --block-size, or select a suite that has them");
+  }
   for (std::int64_t size : options.block_sizes) {
     const bool used = std::any_of(plan.begin(), plan.end(), [&](const PlannedRow& row) {
       return std::find(row.block_sizes.begin(), row.block_sizes.end(), size) != row.block_sizes.end();

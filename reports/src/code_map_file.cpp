@@ -13,6 +13,7 @@
 
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/json_document.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/text_file.hpp"
 #if BITPARITY_HAS_MPI
@@ -61,7 +62,9 @@ CodeMap read_json_map(const std::string& path) {
   const std::string text = read_text_file(path, 16 * kMiB, "a code map (a JSON list of 256 or 16 fp32 bit patterns)");
   nlohmann::json document;
   try {
-    document = nlohmann::json::parse(text);
+    document = properties::parse_json_document(text);
+  } catch (const nlohmann::json::other_error& e) {
+    throw UsageError(path + ": " + json_error_text(e) + "; a code map is a list of fp32 bit patterns");
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(path + " is not valid JSON (" + std::string(e.what()) + "); a code map is a list of fp32 bit patterns");
   }

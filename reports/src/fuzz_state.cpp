@@ -15,6 +15,26 @@ nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::str
            state.at(position_key).is_number_unsigned() && (!state.contains("runs") || state.at("runs").is_array());
   });
   if (!valid) throw UsageError(path.string() + " is not a fuzz state (" + schema + "); remove it to start the round-robin from the beginning");
+  // The history of runs is carried into every later state: junk in it would be kept for good.
+  const nlohmann::json& runs = state.contains("runs") ? state.at("runs") : nlohmann::json::array();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const nlohmann::json& run = runs[i];
+    std::string wrong;
+    if (!run.is_object()) wrong = "is " + run.dump() + ", not an object";
+    for (const char* count : {"first_visit", "next_visit", "first_round", "next_round", "cases", "failures"}) {
+      if (wrong.empty() && run.contains(count) && !run.at(count).is_number_unsigned()) wrong = "'" + std::string(count) + "' is not a count";
+    }
+    for (const char* text : {"seed", "build"}) {
+      if (wrong.empty() && run.contains(text) && !run.at(text).is_string()) wrong = "'" + std::string(text) + "' is not text";
+    }
+    if (wrong.empty() && run.contains("seconds") && !(run.at("seconds").is_number() && run.at("seconds").get<double>() >= 0)) {
+      wrong = "'seconds' is not a number of at least 0";
+    }
+    if (!wrong.empty()) {
+      throw UsageError(path.string() + ": run " + std::to_string(i + 1) + " of its history " + wrong +
+                       "; undo the edit, or remove the file to start the round-robin from the beginning");
+    }
+  }
   // The workers and the rerun hints take the position as --first-visit, which stops at 2^50 (a
   // larger one failed every visit as "visit -1", and one near 2^63 overflowed when saved).
   if (state.at(position_key).get<std::uint64_t>() > kLastFirstVisit) {

@@ -31,6 +31,10 @@ struct Worker {
   int fd = -1;
   std::string pending;  // bytes after the last complete line
   nlohmann::json last_start;
+  // The lowest visit of this worker's share not yet done (visits index, index + jobs, ...): the one
+  // it is in, or the next. The state resumes at the lowest over the workers, so a slower worker's
+  // share is never skipped; a faster one's visits past it run again, giving the same cases.
+  std::int64_t position = 0;
   bool exited = false;
 };
 
@@ -61,6 +65,12 @@ void start_worker(Worker& worker, const std::vector<std::string>& args) {
   worker.pending.clear();
   worker.last_start = nullptr;
   worker.exited = false;
+}
+
+std::int64_t lowest_position(const std::vector<Worker>& workers) {
+  std::int64_t lowest = workers.front().position;
+  for (const auto& worker : workers) lowest = std::min(lowest, worker.position);
+  return lowest;
 }
 
 void add(FuzzTally& tally, const nlohmann::json& visit) {
@@ -99,6 +109,7 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
   std::vector<Worker> workers(static_cast<std::size_t>(options.jobs));
   for (int k = 0; k < options.jobs; ++k) {
     workers[k].index = k;
+    workers[k].position = options.first_visit + k;
     start_worker(workers[k], worker_arguments(k, options.first_visit, options.budget_seconds));
   }
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
@@ -119,9 +130,11 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
     const std::string kind = event.value("event", "");
     if (kind == "start") {
       worker.last_start = event;
-      totals.next_visit = std::max(totals.next_visit, event.value("visit", std::int64_t{0}) + 1);
+      worker.position = event.value("visit", worker.position);
       current = describe_visit(event);
     } else if (kind == "visit") {
+      // A visit cut short (a signal) is done again by the next run; a finished one is not.
+      worker.position = event.value("visit", worker.position) + (event.value("incomplete", false) ? 0 : options.jobs);
       add(totals.all, event);
       add(totals.by_property[event.value("property", "?")], event);
       add(totals.by_suite[event.value("suite", "?")], event);
@@ -184,6 +197,7 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
         // A crash ends one visit, not the campaign: the worker goes on after the visit that crashed.
         if (crashed && worker.last_start.is_object() && elapsed() < options.budget_seconds) {
           const std::int64_t next = worker.last_start.value("visit", std::int64_t{0}) + options.jobs;
+          worker.position = next;  // the visit that crashed is a finding, not redone
           start_worker(worker, worker_arguments(worker.index, next - worker.index, options.budget_seconds - elapsed()));
         }
       }
@@ -202,7 +216,7 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
       totals.stop_reasons.push_back("killed after the grace period");
       // A worker still busy a grace period after it was due to stop is stuck in its visit: a
       // hang in the implementation under test is a finding, like a crash.
-      for (const auto& worker : workers) {
+      for (auto& worker : workers) {
         if (worker.exited) continue;
         nlohmann::json hang = {{"event", "hang"}, {"worker", worker.index}, {"passed", false}};
         hang["violation"] = "the worker did not finish " +
@@ -210,6 +224,8 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
                             " within " + std::to_string(static_cast<int>(allowance)) + " s after it was due to stop; it was killed";
         if (worker.last_start.is_object()) {
           for (const char* key : {"visit", "property", "target", "implementation"}) hang[key] = worker.last_start[key];
+          // Like a crash, the hang is the finding: the next run goes on after it rather than hang there again.
+          worker.position = worker.last_start.value("visit", worker.position) + options.jobs;
         }
         totals.failures.push_back(hang);
       }
@@ -228,11 +244,13 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
     }
     if (now - last_save >= log_every) {
       last_save = now;
+      totals.next_visit = lowest_position(workers);
       save_state(totals);  // a killed supervisor loses at most this much of the round-robin position
     }
   }
   if (terminal && printed) std::fprintf(stderr, "\r\033[K");
   totals.wall_seconds = elapsed();
+  totals.next_visit = lowest_position(workers);
   save_state(totals);
   return totals;
 }

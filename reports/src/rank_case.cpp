@@ -12,6 +12,7 @@
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
+#include "bitparity/properties/json_document.hpp"
 #include "bitparity/properties/saved_case.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/result_file.hpp"
@@ -74,8 +75,15 @@ std::string schema_of(const nlohmann::json& document) {
 }
 
 nlohmann::json parsed_file(const fs::path& file) {
-  const std::string text = read_text_file(file, 256 * kMiB, std::string("a rank case from CORPUS/") + kRankCaseFolder);
-  return nlohmann::json::parse(text, nullptr, false);
+  const std::string what = std::string("a rank case from CORPUS/") + kRankCaseFolder;
+  const std::string text = read_text_file(file, 256 * kMiB, what);
+  try {
+    return properties::parse_json_document(text);
+  } catch (const nlohmann::json::other_error& error) {
+    throw UsageError(file.string() + ": " + json_error_text(error) + "; give " + what);
+  } catch (const nlohmann::json::exception& error) {
+    throw UsageError(file.string() + ": not valid JSON (" + json_error_text(error) + "); give " + what);
+  }
 }
 
 std::string text_field(const nlohmann::json& document, const char* name, const fs::path& file) {
@@ -277,6 +285,10 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
   RankCase saved;
   saved.file = file.string();
   saved.property = text_field(document, "property", file);
+  if (saved.property != "P6" && saved.property != "P2r" && saved.property != "P10" && saved.property != "P11") {
+    throw UsageError(file.string() + ": \"property\" " + ("'" + printable_text(saved.property) + "'") +
+                     " is none of the properties over ranks (P6, P2r, P10, P11); undo the edit, or save the case again with bitparity fuzz");
+  }
   saved.entry = text_field(document, "entry", file);
   saved.target = text_field(document, "target", file);
   saved.dtype = text_field(document, "dtype", file);

@@ -260,6 +260,12 @@ int run_replay_command(const ReplayCommand& command) {
     const std::string implementation = command.implementation.empty() ? saved.implementation : command.implementation;
     nlohmann::json entry = {{"file", path}, {"property", saved.property}, {"target", saved.target_text()}, {"implementation", implementation}};
     const RankOutcome outcome = replay_over_ranks(saved, implementation, launcher, folder ? folder->path() : "", entry);
+    if (interrupted()) {
+      // The signal reached the ranks too: the run was cut, not judged, and counts neither way.
+      std::printf("%-40s %-14s %s\n  not judged: interrupted by %s\n", saved.target_text().c_str(), implementation.c_str(), path.c_str(),
+                  interrupt_name());
+      break;
+    }
     if (outcome.skipped) {
       ++skipped;
       entry["skipped"] = outcome.verdict;

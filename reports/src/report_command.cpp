@@ -8,6 +8,7 @@
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quant_format.hpp"
+#include "bitparity/properties/json_document.hpp"
 #include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
@@ -30,8 +31,14 @@ nlohmann::json read_baseline(const std::string& path, const nlohmann::json& sett
   if (!fs::is_regular_file(path, error)) throw UsageError("--baseline " + path + " is not a file; give an earlier report.json");
   const std::string what = "the unedited report.json of an earlier `bitparity report` (--baseline)";
   const std::string text = read_text_file(path, 256 * kMiB, "an earlier report.json (--baseline)");
-  const nlohmann::json baseline = nlohmann::json::parse(text, nullptr, false);
-  if (baseline.is_discarded()) throw UsageError("--baseline " + path + " is not valid JSON; give an earlier report.json");
+  nlohmann::json baseline;
+  try {
+    baseline = properties::parse_json_document(text);
+  } catch (const nlohmann::json::other_error& error) {
+    throw UsageError("--baseline " + path + ": " + json_error_text(error) + "; give an earlier report.json");
+  } catch (const nlohmann::json::exception& error) {
+    throw UsageError("--baseline " + path + " is not valid JSON (" + json_error_text(error) + "); give an earlier report.json");
+  }
   read_json_fields("--baseline " + path, what, [&] { check_baseline(baseline, path, settings); });
   return baseline;
 }

@@ -112,6 +112,13 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
       for (const char* figure : kFigures) check_figure(run.at("summary").at(scope), figure, "drift run " + key + " " + scope, path);
       check_figure(run.at("summary").at(scope), "nonfinite", "drift run " + key + " " + scope, path, true);
     }
+    // The report's page draws the baseline's curves from its steps after the campaign: checked now too.
+    if (!run.contains("steps") || !run.at("steps").is_array()) malformed("drift run " + key + " has no list of 'steps'");
+    for (const auto& step : run.at("steps")) {
+      if (!step.is_object()) malformed("drift run " + key + ": a step is not an object");
+      check_figure(step, "step", "drift run " + key + " step", path, true);
+      for (const char* figure : {"max_rel_error", "max_abs_error", "max_state_error"}) check_figure(step, figure, "drift run " + key + " step", path);
+    }
   }
   if (!baseline.at("check").is_object()) malformed("'check' is not an object");
   if (baseline.at("check").contains("rows")) {
@@ -120,8 +127,17 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
       if (!row.is_object()) malformed("a check row is not an object");
       check_names(row, {"property", "format", "dtype"}, "a check row", path);
       if (!rows_seen.insert(row_key(row)).second) malformed("check row " + row_key(row) + " appears twice");
-      check_figure(row, "ill_conditioned", "check row " + row_key(row), path, true);
-      check_figure(row, "violations", "check row " + row_key(row), path, true);
+      // Every figure a row carries, read or not: an edited one makes the whole file untrustworthy.
+      for (const char* count : {"ill_conditioned", "violations", "cases", "elements", "wrong_elements"}) {
+        check_figure(row, count, "check row " + row_key(row), path, true);
+      }
+      // A kernel that gave inf or NaN is written as the text "inf" or "nan" (JSON has neither).
+      const bool nonfinite_ratio = row.contains("max_error_over_bound") && (row.at("max_error_over_bound") == "inf" || row.at("max_error_over_bound") == "nan");
+      if (!nonfinite_ratio) check_figure(row, "max_error_over_bound", "check row " + row_key(row), path);
+      if (row.contains("property_id") &&
+          (!row.at("property_id").is_string() || !text(row, "property").starts_with(text(row, "property_id") + " "))) {
+        malformed("check row " + row_key(row) + ": 'property_id' " + row.at("property_id").dump() + " is not its property");
+      }
     }
   }
   // The gate compares the same deterministic runs: figures of other settings would differ anyway.

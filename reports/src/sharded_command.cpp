@@ -92,7 +92,8 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
                     "time the sharded step (reduce, step, gather; slowest rank) against the unsharded step of the same "
                     "parameters for the P6 rows, instead of checking them (default selection: adam, f32)");
   sharded->add_option("--elements", command.elements, "--benchmark: parameter elements per row (default 2^20)")
-      ->transform(integer_in(1, std::int64_t{1} << 30));
+      ->transform(integer_in(1, std::int64_t{1} << 30))
+      ->each([&command](const std::string&) { command.elements_given = true; });
   sharded->add_option("--inject-failure", command.inject_failure, "test hook RANK:HOW:STEP (HOW: throw, abort, hang, kill)")
       ->group("");
   sharded->add_flag("--findings-exit-zero", command.findings_exit_zero,
@@ -218,7 +219,10 @@ void check_temporary_folder() {
   const char* folder = std::getenv("TMPDIR");
   if (folder == nullptr || *folder == '\0') return;
   std::error_code error;
-  if (!std::filesystem::is_directory(folder, error) || ::access(folder, W_OK | X_OK) != 0) {
+  // A folder is made and removed: root passes access() on /proc, where nothing can be made.
+  std::string probe = std::string(folder) + "/bitparity-probe.XXXXXX";
+  const bool usable = std::filesystem::is_directory(folder, error) && ::mkdtemp(probe.data()) != nullptr && ::rmdir(probe.c_str()) == 0;
+  if (!usable) {
     throw UsageError(std::string("TMPDIR=") + folder + " is not a writable folder (Open MPI and P11 keep files there); "
                      "set TMPDIR to one, or unset it");
   }
@@ -314,15 +318,18 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   if (p11_named && !over_mpi) {
     throw UsageError("P11 saves and resumes over MPI sub-communicators; drop --communicator " + command.communicator + " or --property P11");
   }
+  if (command.elements_given && !command.benchmark) {
+    throw UsageError("--elements sizes the rows of --benchmark; add --benchmark, or drop --elements (the checks draw their own sizes)");
+  }
+  for (const auto& named : command.properties) {
+    if (command.benchmark && named != "P6") throw UsageError("--benchmark times the P6 sharded step; drop --property " + named);
+  }
   if (!over_mpi || command.benchmark) std::erase(properties, std::string("P11"));
   std::vector<OptimizerKind> all_kinds;
   for (const auto& info : optimizers()) all_kinds.push_back(info.kind);
   std::vector<QuantFormat> all_formats;
   for (const auto& info : quant_formats()) all_formats.push_back(info.format);
   if (command.benchmark) {
-    if (std::find(properties.begin(), properties.end(), "P2r") != properties.end() && !command.properties.empty()) {
-      throw UsageError("--benchmark times the P6 sharded step; drop --property P2r");
-    }
     if (!command.formats.empty()) throw UsageError("--benchmark times optimizer steps; drop --format");
     if (!command.mutant.empty() || command.implementation.rfind("mutant:", 0) == 0) {
       throw UsageError("--benchmark times the real driver and implementations; drop the mutant");

@@ -1,6 +1,7 @@
 #include "bitparity/reports/text_file.hpp"
 
 #include "bitparity/fixtures/file_kind.hpp"
+#include "bitparity/properties/json_document.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -33,7 +34,9 @@ std::string read_text_file(const std::filesystem::path& path, std::uintmax_t lim
 nlohmann::json read_json_file(const std::filesystem::path& path, std::uintmax_t limit_bytes, const std::string& what) {
   const std::string text = read_text_file(path, limit_bytes, what);
   try {
-    return nlohmann::json::parse(text);
+    return properties::parse_json_document(text);
+  } catch (const nlohmann::json::other_error& error) {
+    throw UsageError(path.string() + ": " + json_error_text(error) + "; give " + what);
   } catch (const nlohmann::json::exception& error) {
     throw UsageError(path.string() + ": not valid JSON (" + json_error_text(error) + "); give " + what);
   }

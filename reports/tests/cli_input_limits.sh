@@ -50,6 +50,11 @@ grep -q "1 runs of 10 steps x 10 elements on cpu, seed 10$" "$work/out.txt" || {
 if [ "$safetensors" = safetensors ]; then
   TMPDIR="" "$bitparity" sharded --property P11 --optimizer adam --dtype f32 --states 32 --layout zero-3 >"$work/out.txt" 2>&1 ||
     { cat "$work/out.txt"; fail "TMPDIR='': exit $?"; }
+  # A TMPDIR where nothing can be made (root passes access() on /proc) ended in Open MPI's pages.
+  TMPDIR=/proc "$bitparity" sharded --property P6 --optimizer adam --dtype f32 >"$work/out.txt" 2>&1
+  code=$?
+  [ "$code" -eq 2 ] && [ "$(wc -l <"$work/out.txt")" -eq 1 ] && grep -q "^error: TMPDIR=/proc is not a writable folder" "$work/out.txt" ||
+    { cat "$work/out.txt"; fail "TMPDIR=/proc: exit $code"; }
 fi
 
 # A 40 MiB JSON map (sparse) is refused on its size.

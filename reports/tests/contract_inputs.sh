@@ -54,6 +54,12 @@ json.dump(case, open("numeric-violation.json", "w"))
 PYTHON
     refused "numeric-violation.json: a field has the wrong type .type must be string, but is number.. give a rank case" \
       "$bin" sharded --case numeric-violation.json
+    # The history of runs is carried into every later state: junk there is refused, not kept.
+    echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 3, "runs": [{"seed": "1", "cases": 2}, 7]}' >c/fuzz-state.json
+    refused "c/fuzz-state.json: run 2 of its history is 7, not an object" "$bin" fuzz --corpus c --budget 1s --suite conversions
+    echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 3, "runs": [{"seed": "1", "cases": -2}]}' >c/fuzz-state.json
+    refused "c/fuzz-state.json: run 1 of its history 'cases' is not a count" "$bin" fuzz --corpus c --budget 1s --suite conversions
+    rm c/fuzz-state.json
     echo "ok: fields of the wrong type refused with exit 2, naming the file"
     ;;
   edited-case)
@@ -170,6 +176,36 @@ PYTHON
     refused "--json was given an empty path" "$bin" list --json ""
     echo "ok: list --json holds every list"
     ;;
+  twin-keys)
+    # nlohmann keeps the last of two equal keys, so an edit that added one ran on it without a word.
+    twice() {  # twice IN OUT KEY: IN with KEY's first occurrence written twice, the first copy null
+      python3 - "$1" "$2" "$3" <<'PYTHON'
+import sys
+text, key = open(sys.argv[1]).read(), '"' + sys.argv[3] + '"'
+at = text.index(key)
+open(sys.argv[2], "w").write(text[:at] + key + ": null, " + text[at:])
+PYTHON
+    }
+    mkdir -p c
+    echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 3, "runs": []}' >state.json
+    twice state.json c/fuzz-state.json next_visit
+    refused "c/fuzz-state.json: key 'next_visit' appears twice in one object; keep one" "$bin" fuzz --corpus c --budget 1s
+    python3 -c 'import json; print(json.dumps({"name": "ramp", "values": [hex(0x3f800000 - i) for i in range(16)]}))' >map.json
+    twice map.json twin-map.json values
+    refused "twin-map.json: key 'values' appears twice in one object; keep one" "$bin" check --map twin-map.json --cases 1
+    twice "$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json" twin-case.json inputs
+    refused "twin-case.json: .*key 'inputs' appears twice in one object" "$bin" replay twin-case.json
+    twice "$(ls "$corpus"/over-ranks/P10-*float-conversion-copy-*.json)" twin-rank.json property
+    refused "twin-rank.json: key 'property' appears twice in one object; keep one" "$bin" sharded --case twin-rank.json
+    # A property no run over ranks has is named as such (it was refused as an optimizer's case).
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["property"]="P99"; json.dump(d, open("p99.json","w"))' \
+      "$(ls "$corpus"/over-ranks/P10-*float-conversion-copy-*.json)"
+    refused "p99.json: \"property\" 'P99' is none of the properties over ranks (P6, P2r, P10, P11)" "$bin" sharded --case p99.json
+    # A rank case that is not JSON says so, rather than "not a rank case".
+    echo '{"schema": "bitparity.rank-case/2", "world_size": NaN}' >nan.json
+    refused "nan.json: not valid JSON (.*); give a rank case" "$bin" sharded --case nan.json
+    echo "ok: a key given twice is refused, naming it"
+    ;;
   rank-case-refusal)
     # A rank case whose arguments the ranks refuse: the replay quoted mpirun's banner of dashes, not
     # bitparity's own error line.
@@ -187,6 +223,21 @@ PYTHON
       fail "the replay does not quote the ranks' refusal"
     ! grep -q "ERROR: .*---" out.txt || fail "the replay quotes mpirun's banner"
     echo "ok: a refused rank case names the refusal"
+    ;;
+  replay-interrupted)
+    # A replay over ranks stopped by SIGTERM counted the case it cut as unexpected.
+    "$bin" replay "$corpus/over-ranks" >out.txt 2>&1 &
+    replay=$!
+    for _ in $(seq 1 300); do pgrep -f "bitparity-replay-over-ranks" >/dev/null && break; sleep 0.1; done
+    pgrep -f "bitparity-replay-over-ranks" >/dev/null || { cat out.txt; fail "no case over ranks started"; }
+    kill -TERM "$replay"
+    wait "$replay"
+    code=$?
+    cat out.txt
+    [ "$code" -eq 143 ] || fail "an interrupted replay: exit $code, not 143"
+    grep -q "not judged: interrupted by SIGTERM" out.txt || fail "the cut case is not said to be unjudged"
+    grep -q "^replay: .* 0 unexpected, .*interrupted by SIGTERM" out.txt || fail "the cut case was counted"
+    echo "ok: an interrupted replay judges nothing it cut"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -133,6 +133,23 @@ edited duplicate-run 'r["drift"].append(dict(r["drift"][0]))'
 refused "drift run adam/f32 appears twice" "$work/duplicate-run.json"
 edited duplicate-row 'r["check"]["rows"].append(dict(r["check"]["rows"][0]))'
 refused "check row .* appears twice" "$work/duplicate-row.json"
+# Figures the gate does not compare are still part of the file: an edited one is refused too.
+edited negative-ratio 'r["check"]["rows"][0]["max_error_over_bound"] = -0.5'
+refused "'max_error_over_bound' is -0.5, not a figure of at least 0" "$work/negative-ratio.json"
+edited text-cases 'r["check"]["rows"][0]["cases"] = "7"'
+refused "'cases' is \"7\", not a count" "$work/text-cases.json"
+edited other-property-id 'r["check"]["rows"][0]["property_id"] = "P99"'
+refused "'property_id' \"P99\" is not its property" "$work/other-property-id.json"
+edited no-steps 'del r["drift"][1]["steps"]'
+refused "drift run .* has no list of 'steps'" "$work/no-steps.json"
+# nlohmann keeps the last of two equal keys: a file holding one twice is refused, naming it.
+python3 - "$work/base/report.json" "$work/twin-key.json" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+assert '"complete":' in text
+open(sys.argv[2], "w").write(text.replace('"complete":', '"complete": false, "complete":', 1))
+EOF
+refused "key 'complete' appears twice in one object; keep one" "$work/twin-key.json"
 echo "== a thinned baseline does not pass the gate: what it lacks was not compared"
 edited thinned 'del r["drift"][5]; del r["drift"][0]["summary"]["max"]["max_ulps"]; r["check"]["rows"] = r["check"]["rows"][1:]'
 "$bitparity" report --out "$work/thin" "${small[@]}" --baseline "$work/thinned.json" >"$work/thin.txt" 2>&1

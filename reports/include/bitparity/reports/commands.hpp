@@ -79,6 +79,7 @@ struct ShardedCommand {
   std::string inject_failure;   // test hook RANK:HOW:STEP, HOW = throw, abort, hang or kill
   bool benchmark = false;       // time the sharded step against the unsharded one instead of checking
   std::int64_t elements = 1 << 20;  // --benchmark: parameter elements per row
+  bool elements_given = false;
   std::string checkpoint_dir;       // P11: where checkpoints go (default: a temporary folder, removed after)
   std::string resume_implementation;  // P11: the implementation after loading (default: the same)
   bool all_world_pairs = false;     // P11: every (W, W') in 1..size per case instead of one drawn pair

@@ -1,0 +1,25 @@
+#include "bitparity/properties/json_document.hpp"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace bitparity::properties {
+
+nlohmann::json parse_json_document(std::string_view text) {
+  using json = nlohmann::json;
+  std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each object being read
+  const json::parser_callback_t watch_keys = [&open_objects](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && !open_objects.back().insert(parsed.get<std::string>()).second) {
+      throw json::other_error::create(598, "key '" + parsed.get<std::string>() + "' appears twice in one object; keep one", nullptr);
+    }
+    return true;
+  };
+  return json::parse(text, watch_keys);
+}
+
+}  // namespace bitparity::properties
