@@ -23,6 +23,7 @@
 #   ranks.sh BITPARITY check-suite W SUITE  `check --suite SUITE` (storage, resume, sharded) over W ranks
 #   ranks.sh BITPARITY checkpoint W DIR  checkpoint inspect: a good file passes, a flipped byte fails
 #                                        (exit 1, MISMATCH), a truncated file is refused (exit 2)
+#   ranks.sh BITPARITY mpirun-term W -   SIGTERM to mpirun during a long row: summary and rows kept
 #   ranks.sh BITPARITY failure W HOW     rank 1 fails on purpose (throw, abort, kill, hang): the run
 #                                        fails within the timeout, names rank 1 and leaves no process
 #                                        and no temporary folder
@@ -117,6 +118,29 @@ case "$kind" in
       grep -q "waiting on rank 2 ([0-9]* s), whose process has stopped running" "$err" || fail "the stopped rank is not named"
     fi
     echo "ok: exit $code after ${elapsed} s, $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["results"]))' rows.json) rows kept"
+    ;;
+  mpirun-term)
+    # SIGTERM to mpirun (a CI timeout, a person's kill): mpirun passes it on and kills the ranks about
+    # a second later. A row of many cases outlasted that, so nothing was printed or kept (exit 1).
+    # Every rank now stops before its next case: the summary is printed and the rows kept.
+    rm -f rows_term.json
+    mpirun -np "$world" "$bin" sharded --property P6 --optimizer adam --cases 300 --json rows_term.json >"$out" 2>"$err" &
+    job=$!
+    for _ in $(seq 1 900); do grep -q "^P6 " "$out" && break; sleep 0.1; done
+    grep -q "^P6 " "$out" || { kill $job; cat "$out" "$err"; fail "no row was printed within 90 s"; }
+    kill -TERM $job
+    wait $job
+    code=$?
+    cat "$out"
+    grep -q "^summary: .*interrupted by SIGTERM: .* rows not run, the last row cut after [0-9]* cases" "$out" ||
+      { cat "$err"; fail "no summary after mpirun's SIGTERM (exit $code)"; }
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["complete"] is False and len(d["results"]) >= 2, d.get("summary")
+assert "stopped by a signal after" in d["results"][-1]["incomplete"], d["results"][-1]' rows_term.json ||
+      fail "the rows run before the signal, and the cut one, are not in the JSON"
+    echo "ok: mpirun's SIGTERM gave exit $code with the summary and $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["results"]))' rows_term.json) rows"
     ;;
   mixed)
     if ! "$bin" list | grep -q "^  $arg\$"; then

@@ -14,6 +14,7 @@
 #include "bitparity/distributed/checkpoint.hpp"
 #include "bitparity/distributed/safetensors.hpp"
 #include "bitparity/kernels/code_map.hpp"
+#include "bitparity/properties/json_document.hpp"
 #endif
 
 namespace bitparity::reports {
@@ -30,6 +31,16 @@ void add_checkpoint_command(CLI::App& app, CheckpointCommand& command) {
 
 #if BITPARITY_HAS_MPI
 namespace {
+
+// A metadata text as JSON, or discarded (shown as edited) when it is not JSON or repeats a key: the
+// loader refuses both, and inspect shows what it can.
+nlohmann::json parsed_or_discarded(const std::string& text) {
+  try {
+    return properties::parse_json_document(text);
+  } catch (const nlohmann::json::exception&) {
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  }
+}
 
 // The registered map whose values these are, or "a map of its own" (loading registers it).
 std::string known_map_name(const nlohmann::json& values) {
@@ -77,7 +88,7 @@ int run_checkpoint_command(const CheckpointCommand& command) {
   if (no_checksums) {
     for (const auto& [name, entry] : file.tensors) bad.push_back(name);
   } else if (ours) {
-    checksums = nlohmann::json::parse(file.metadata.at("crc32"), nullptr, false);
+    checksums = parsed_or_discarded(file.metadata.at("crc32"));
     bad = distributed::checksum_mismatches(file, computed);  // also refuses a "crc32" that is not an object of checksums
     for (const auto& [name, entry] : checksums.items()) {
       if (file.tensors.count(name) == 0) strays.push_back(name);
@@ -98,7 +109,7 @@ int run_checkpoint_command(const CheckpointCommand& command) {
                 value("optimizer").c_str(), value("states").c_str(), value("blocksize").c_str(), value("step").c_str());
     std::printf("  saved by a world of %s rank(s), layout %s%s\n", value("world_size").c_str(), value("layout").c_str(),
                 m.count("rank") ? (", this file rank " + value("rank")).c_str() : "");
-    const nlohmann::json groups = nlohmann::json::parse(m.count("groups") ? m.at("groups") : std::string("[]"), nullptr, false);
+    const nlohmann::json groups = parsed_or_discarded(m.count("groups") ? m.at("groups") : std::string("[]"));
     if (!groups.is_array()) std::printf("  groups: not a JSON list (the metadata was edited; a resume refuses it)\n");
     for (const auto& group : groups.is_array() ? groups : nlohmann::json::array()) {
       if (!group.is_object()) {
@@ -114,7 +125,7 @@ int run_checkpoint_command(const CheckpointCommand& command) {
                   group.value("hyperparameters", nlohmann::json()).dump().c_str());
     }
     if (m.count("code_maps")) {
-      const nlohmann::json maps = nlohmann::json::parse(m.at("code_maps"), nullptr, false);
+      const nlohmann::json maps = parsed_or_discarded(m.at("code_maps"));
       if (maps.is_object()) {
         for (const auto& [state, values] : maps.items()) {
           std::printf("  code map of %s: %zu values, %s\n", printable_text(state).c_str(), values.size(), known_map_name(values).c_str());

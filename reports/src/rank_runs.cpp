@@ -11,9 +11,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
+#include "bitparity/properties/json_document.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #include "temporary_folder.hpp"
 
@@ -188,7 +190,8 @@ RankRows read_rank_rows(const std::string& rows_file, const RankRun& run, const 
   std::string unreadable = " and wrote no rows";
   if (std::ifstream in(rows_file); in) {
     try {
-      const nlohmann::json document = nlohmann::json::parse(in);
+      const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      const nlohmann::json document = properties::parse_json_document(text);
       if (document.contains("results") && document.at("results").is_array()) {
         rows.results = document.at("results");
         unreadable.clear();

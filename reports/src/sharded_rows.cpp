@@ -42,6 +42,7 @@ struct ShardedRow {
   int steps = 0;               // P6: steps per case (P11: after resuming)
   std::string counterexample;  // the lowest rank's first finding
   nlohmann::json failing_case;  // the seed (P11: and resume) of the first case that failed
+  bool cut = false;             // a signal stopped it before its last case
   std::int64_t wrong() const {
     return wrong_parameters + wrong_gradients + wrong_states + wrong_elements + wrong_adapter + disagreeing_ranks + wrong_bytes +
            refused_resumes;
@@ -145,6 +146,7 @@ nlohmann::json row_json(const ShardedRow& row, const ShardedCommand& command, co
                           {"layout", p.layout_name()}, {"world_size", ranks.size()},
                           {"ranks", ranks},           {"cases", row.cases},
                           {"elements", row.checked},  {"wrong_elements", row.wrong()}};
+  if (row.cut) entry["incomplete"] = "stopped by a signal after " + std::to_string(row.cases) + " of " + std::to_string(command.cases) + " cases";
   if (p.property == "P6" || p.property == "P11") {
     entry["steps"] = row.steps;
     entry["wrong_parameters"] = row.wrong_parameters;
@@ -203,6 +205,12 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
   row.steps = saved ? (saved->resume ? saved->resume->steps_after : saved->steps) : command.steps;
   std::string first;
   for (int c = 0; c < command.cases; ++c, ++case_number) {
+    // A row of many cases outlasts mpirun's patience after its SIGTERM (it kills the ranks about a
+    // second later): every rank asks before each case, so they stop together with the cases done.
+    if (c > 0 && world.communicator().all_reduce_any(interrupted())) {
+      row.cut = true;
+      break;
+    }
     const std::uint64_t seed = p.case_seed(command.seed, c);
     distributed::set_activity("case " + std::to_string(case_number) + " (" + p.property + " " + p.entry() + " " + p.target() + ")");
     if (plan.injected.rank == world.rank() && plan.injected.step == case_number) fail_on_purpose(plan.injected);
@@ -468,6 +476,10 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
       std::fflush(stdout);
     }
     rows.push_back(row);
+    if (row.cut) {
+      stopped = true;
+      break;
+    }
     if (lead && !command.json.empty() && rows.size() < plan.rows.size()) write_result_file(command.json, json_file_text(rows_document(false, "")));
   }
   world.communicator().barrier();
@@ -481,7 +493,9 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     }
     std::printf("\nsummary: %zu rows on %d ranks, %lld failed, %lld wrong elements (summed over ranks)%s\n", rows.size(), size,
                 static_cast<long long>(failed_rows), static_cast<long long>(total_wrong),
-                stopped ? (", interrupted by " + stop_reason + ": " + std::to_string(plan.rows.size() - rows.size()) + " rows not run").c_str()
+                stopped ? (", interrupted by " + stop_reason + ": " + std::to_string(plan.rows.size() - rows.size()) + " rows not run" +
+                           (!rows.empty() && rows.back().cut ? ", the last row cut after " + std::to_string(rows.back().cases) + " cases" : ""))
+                              .c_str()
                         : "");
     if (!plan.hunted_mutant.empty()) std::printf("mutant %s: %s\n", plan.hunted_mutant.c_str(), total_wrong > 0 ? "killed" : "SURVIVED");
     std::fflush(stdout);
