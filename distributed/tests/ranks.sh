@@ -302,6 +302,12 @@ EOF
     code=$?
     [ "$code" -eq 1 ] && grep -q "header CRC-32 [0-9a-f]*: MISMATCH: its header does not match" "$out" &&
       grep -q "every tensor matches its CRC-32; the header does not match its header CRC-32" "$out" || { cat "$out"; fail "an edited step: exit $code"; }
+    # One byte of "format" edited turned every check off ("not a bitparity checkpoint", exit 0): the
+    # checksums only bitparity writes still mark it as one, and its header CRC-32 covers the format.
+    edit format-edited "m['format'] = m['format'].replace('checkpoint', 'checkpoinT')" stale
+    "$bin" checkpoint inspect "$arg/format-edited.safetensors" >"$out" 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q "header CRC-32 [0-9a-f]*: MISMATCH" "$out" || { cat "$out"; fail "an edited format: exit $code"; }
     edit no-header-crc "del m['header_crc32']" stale
     "$bin" checkpoint inspect "$arg/no-header-crc.safetensors" >"$out" 2>&1
     code=$?

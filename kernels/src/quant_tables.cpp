@@ -279,7 +279,14 @@ class MapRegistry {
                                                    "another name");
     }
     if (!valid_map_name(map.name)) {
-      throw Error(ErrorCode::invalid_argument, "code map name '" + map.name +
+      // Shown escaped: a NUL in the name cut the message there, before its reason and its fix.
+      std::string shown;
+      for (const unsigned char c : map.name) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+        shown += c >= 0x20 && c < 0x7F ? std::string(1, static_cast<char>(c)) : std::string(escaped);
+      }
+      throw Error(ErrorCode::invalid_argument, "code map name '" + shown +
                                                    "' is not usable; use 1 to 64 letters, digits, '.', '_' or '-'");
     }
     if (map.bits != 8 && map.bits != 4) {

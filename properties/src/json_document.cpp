@@ -9,7 +9,11 @@ namespace bitparity::properties {
 nlohmann::json parse_json_document(std::string_view text) {
   using json = nlohmann::json;
   std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each object being read
-  const json::parser_callback_t watch_keys = [&open_objects](int, json::parse_event_t event, json& parsed) {
+  const json::parser_callback_t watch_keys = [&open_objects](int depth, json::parse_event_t event, json& parsed) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) && depth >= kDeepestJson) {
+      throw json::other_error::create(597, "it nests lists and objects deeper than " + std::to_string(kDeepestJson) +
+                                               " levels, which no bitparity file does", nullptr);
+    }
     if (event == json::parse_event_t::object_start) {
       open_objects.emplace_back();
     } else if (event == json::parse_event_t::object_end) {

@@ -163,6 +163,32 @@ SavedCase parse_saved_case(const json& j) {
     throw CaseFileError("the case's inputs are " + inputs_case->at("hyperparameters").at("optimizer").dump() +
                         " hyperparameters, but its 'entry' says '" + saved.entry + "'; fix one of them");
   }
+  // A fingerprint of another type (5, null) was taken for none, which let an edited case through.
+  if (j.contains("fingerprint") && !j.at("fingerprint").is_string()) {
+    throw CaseFileError("'fingerprint' is " + j.at("fingerprint").dump() + ", not the text bitparity wrote; remove it to accept an edit");
+  }
+  // The dtype and suite the file names are the ones its inputs and property have: "dtype": "f16" over
+  // f32 inputs ran and was labelled f16, and "suite" is no part of the fingerprint.
+  if (inputs_case != nullptr && inputs_case->is_object()) {
+    const json* inputs_dtype = nullptr;
+    if (inputs_case->contains("param_dtype")) inputs_dtype = &inputs_case->at("param_dtype");
+    if (inputs_case->contains("base") && inputs_case->at("base").is_object() && inputs_case->at("base").contains("param_dtype")) {
+      inputs_dtype = &inputs_case->at("base").at("param_dtype");
+    }
+    if (inputs_case->contains("input") && inputs_case->at("input").is_object() && inputs_case->at("input").contains("dtype")) {
+      inputs_dtype = &inputs_case->at("input").at("dtype");
+    }
+    if (inputs_dtype != nullptr && *inputs_dtype != dtype_name(saved.dtype)) {
+      throw CaseFileError("the case's inputs are of dtype " + inputs_dtype->dump() + ", but its 'dtype' says '" +
+                          std::string(dtype_name(saved.dtype)) + "'; fix one of them");
+    }
+  }
+  if (j.contains("suite")) {
+    const std::string suite(fixtures::suite_name(saved_case_property(saved).suite));
+    if (j.at("suite") != suite) {
+      throw CaseFileError("'suite' is " + j.at("suite").dump() + ", but property " + saved.property + " is of suite " + suite + "; fix it");
+    }
+  }
   if (j.contains("fingerprint") && j.at("fingerprint").is_string() && j.at("fingerprint").get<std::string>() != case_fingerprint(saved)) {
     throw CaseFileError("the fingerprint " + j.at("fingerprint").get<std::string>() +
                         " does not match the case (" + case_fingerprint(saved) +
@@ -272,7 +298,12 @@ std::vector<fs::path> corpus_case_files(const fs::path& path) {
   for (const auto& entry : fs::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();
     // Temporary files of an interrupted save start with '.'; they are not cases.
-    if (entry.is_regular_file() && entry.path().extension() == ".json" && !name.starts_with(".")) files.push_back(entry.path());
+    if (entry.path().extension() != ".json" || name.starts_with(".")) continue;
+    // A FIFO or a link to a device named *.json was passed over without a word; given alone it is refused.
+    if (const std::string kind = fixtures::not_a_regular_file(entry.path()); !kind.empty()) {
+      throw CaseFileError(entry.path().string() + ": " + kind + "; move it out of the corpus");
+    }
+    files.push_back(entry.path());
   }
   if (error) throw CaseFileError(folder.string() + ": cannot be listed (" + error.message() + ")");
   std::sort(files.begin(), files.end());

@@ -419,8 +419,7 @@ int run_check_command(const CheckCommand& command) {
   if (command.json_given) {
     nlohmann::json document = check_document(rows, options, plan.size(), skipped);
     if (!findings.empty()) document["findings"] = findings_json(findings);
-    write_result_file(command.json_path, json_file_text(document));
-    std::printf("results: %s\n", command.json_path.c_str());
+    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
   } else {
     std::printf("results: printed only (add --json FILE to keep them)\n");
   }

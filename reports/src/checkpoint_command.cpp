@@ -81,7 +81,10 @@ int run_checkpoint_command(const CheckpointCommand& command) {
   const std::uint64_t file_bytes = std::filesystem::file_size(command.file, size_error);
   if (size_error) throw UsageError("cannot read the size of '" + command.file + "': " + size_error.message());
   const std::map<std::string, std::string> computed = distributed::tensor_checksums(file);
-  const bool ours = file.metadata.count("format") != 0 && file.metadata.at("format") == distributed::kCheckpointFormat;
+  // bitparity's by its format, or by the checksums only bitparity writes: one flipped byte of "format"
+  // turned every check off (exit 0); the header's own CRC-32 covers the format, so that edit is caught.
+  const bool ours = (file.metadata.count("format") != 0 && file.metadata.at("format") == distributed::kCheckpointFormat) ||
+                    file.metadata.count(distributed::kHeaderChecksumKey) != 0;
   nlohmann::json checksums = nlohmann::json::object();
   std::vector<std::string> bad, strays;  // tensors that do not match; CRCs of tensors the file lacks
   const bool no_checksums = ours && file.metadata.count("crc32") == 0;  // every tensor unchecked: a finding, not a crash

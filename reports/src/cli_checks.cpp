@@ -67,6 +67,12 @@ CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
+CLI::Validator non_empty_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "was given an empty value; give one, or leave the option out" : ""; },
+      "");
+}
+
 CLI::Validator seed_value() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

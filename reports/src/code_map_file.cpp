@@ -17,6 +17,7 @@
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/text_file.hpp"
 #if BITPARITY_HAS_MPI
+#include "bitparity/distributed/checkpoint.hpp"
 #include "bitparity/distributed/safetensors.hpp"
 #endif
 
@@ -128,6 +129,24 @@ CodeMap read_safetensors_map(const std::string& path, const std::string& tensor)
     bytes = distributed::read_safetensors_bytes(file, chosen);
   } catch (const Error& e) {
     throw UsageError(e.message());
+  }
+  // A file that stores CRC-32s (a bitparity checkpoint) is checked as inspect checks it: a flipped
+  // bit of a map ran as a map of its own.
+  if (const auto stored = file.metadata.find("crc32"); stored != file.metadata.end()) {
+    nlohmann::json checksums;
+    try {
+      checksums = properties::parse_json_document(stored->second);
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError(path + ": its \"crc32\" is not valid JSON (" + json_error_text(e) + "); restore the file from a good copy");
+    }
+    if (checksums.is_object() && checksums.contains(chosen)) {
+      const std::string computed = distributed::tensor_crc32_hex(bytes);
+      const std::string expected = checksums.at(chosen).is_string() ? distributed::stored_checksum(checksums.at(chosen).get<std::string>()) : "";
+      if (expected != computed) {
+        throw UsageError(path + ":" + chosen + " does not match its stored CRC-32 (" + (expected.empty() ? "none readable" : expected) +
+                         ", the bytes give " + computed + "); restore the file from a good copy");
+      }
+    }
   }
   for (std::int64_t i = 0; i < entry.numel(); ++i) {
     std::uint32_t bits = 0;

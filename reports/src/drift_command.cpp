@@ -217,8 +217,7 @@ int run_drift_command(const DriftCommand& command) {
                                {"complete", !interrupted()},
                                {"drift", list}};
     if (interrupted()) document["interrupted"] = interrupt_name();
-    write_result_file(command.json_path, json_file_text(document));
-    std::printf("results: %s\n", command.json_path.c_str());
+    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
   return nonfinite == 0 ? exit_passed : exit_failed;

@@ -208,10 +208,13 @@ void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::si
   for (const auto& [property, tally] : totals.by_property) per_property += " " + property + ":" + std::to_string(tally.cases);
   std::printf("cases per property:%s\n", per_property.c_str());
   // The first failure of each property on each implementation in full; the others counted.
-  std::map<std::string, int> shown;
+  std::map<std::string, int> shown, not_saved;
   for (const auto& failure : totals.failures) {
     const std::string key = failure.value("property", "?") + " on " + failure.value("implementation", "?");
-    if (shown[key]++ > 0) continue;
+    if (shown[key]++ > 0) {
+      not_saved[key] += failure.contains("save_error") ? 1 : 0;
+      continue;
+    }
     std::printf("\nFAILED %s %s on %s (visit %lld)\n  %s\n", failure.value("property", "?").c_str(),
                 failure.value("target", "?").c_str(), failure.value("implementation", "?").c_str(),
                 static_cast<long long>(failure.value("visit", std::int64_t{-1})), failure.value("violation", "").c_str());
@@ -227,7 +230,13 @@ void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::si
     std::printf("  rerun this visit: %s\n", rerun_command(options, failure.value("visit", std::int64_t{0})).c_str());
   }
   for (const auto& [key, count] : shown) {
-    if (count > 1) std::printf("%s failed on %d more targets (their cases are in the corpus)\n", key.c_str(), count - 1);
+    if (count <= 1) continue;
+    // A full disk saved none of them: the line said they were in the corpus.
+    const int unsaved = not_saved[key];
+    std::printf("%s failed on %d more targets (%s)\n", key.c_str(), count - 1,
+                unsaved == 0 ? "their cases are in the corpus"
+                : unsaved == count - 1 ? "their cases were NOT SAVED"
+                                       : (std::to_string(unsaved) + " of their cases were NOT SAVED").c_str());
   }
   // A sweep cut at its share of the budget checked a prefix: said, so a short run claims no more.
   const std::string cut = totals.all.incomplete_visits == 0
@@ -424,8 +433,7 @@ int run_fuzz_command(const FuzzCommand& command) {
                                      }()},
                                      {"new_corpus_cases", totals.new_cases},
                                      {"corpus", options.corpus}};
-    write_result_file(command.json_path, json_file_text(document));
-    std::printf("results: %s\n", command.json_path.c_str());
+    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
   // A failure whose case was not saved, or a state that was not, is a result lost: exit 3.
@@ -439,6 +447,18 @@ int run_fuzz_command(const FuzzCommand& command) {
   if (!state_not_saved.empty()) {
     print_error("the fuzz state was not saved (" + state_not_saved + "); the next run starts where the previous state left off");
     return exit_write_failed;
+  }
+  // The rule of check and replay: a run that checked nothing does not pass.
+  if (totals.failures.empty() && totals.all.visits == 0) {
+    const auto stopped_by = [&](const char* reason) {
+      return std::find(totals.stop_reasons.begin(), totals.stop_reasons.end(), reason) != totals.stop_reasons.end();
+    };
+    print_error(std::string("no visit ran, so nothing was checked: ") +
+                (stopped_by("budget") ? "the budget of " + format_duration(options.budget_seconds) + " ended first; give a longer --budget"
+                 : stopped_by("visits") ? std::string("the visits asked (--visits) fell on exhaustive sweeps an earlier visit ran; "
+                                                      "give more --visits, or --first-visit 0")
+                                        : std::string("every unit left is an exhaustive sweep an earlier visit ran; start again with --first-visit 0")));
+    return exit_failed;
   }
   return totals.failures.empty() ? exit_passed : exit_failed;
 }

@@ -134,10 +134,17 @@ Selection resolve_selection(const FuzzCommand& command) {
 std::vector<std::string> round_arguments(const Selection& selection, const std::string& property, int cases, std::uint64_t seed) {
   const ShardedCommand& s = selection.sharded;
   std::vector<std::string> args = {"sharded", "--property", property, "--cases", std::to_string(cases), "--seed", std::to_string(seed)};
-  for (const auto& name : s.optimizers) args.insert(args.end(), {"--optimizer", name});
-  for (const auto& name : s.formats) args.insert(args.end(), {"--format", name});
+  // Each round runs one property: it takes only the options that property reads (sharded refuses the others).
+  if (property != "P10") {
+    for (const auto& name : s.optimizers) args.insert(args.end(), {"--optimizer", name});
+  }
+  if (property == "P10" || property == "P2r") {
+    for (const auto& name : s.formats) args.insert(args.end(), {"--format", name});
+  }
   for (const auto& name : s.dtypes) args.insert(args.end(), {"--dtype", name});
-  for (const auto& spec : s.maps) args.insert(args.end(), {"--map", spec});
+  if (property == "P6" || property == "P11") {
+    for (const auto& spec : s.maps) args.insert(args.end(), {"--map", spec});
+  }
   if (s.implementation != "cpu") args.insert(args.end(), {"--implementation", s.implementation});
   if (!s.mutant.empty()) args.insert(args.end(), {"--mutant", s.mutant});
   args.insert(args.end(), selection.extra.begin(), selection.extra.end());
@@ -410,10 +417,15 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
                                      {"failures", failures},
                                      {"new_corpus_cases", new_cases},
                                      {"corpus", command.corpus}};
-    write_result_file(command.json_path, json_file_text(document));
-    std::printf("results: %s\n", command.json_path.c_str());
+    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
+  // The rule of check and replay: a run that checked nothing does not pass.
+  if (failures.empty() && all.rounds == 0) {
+    print_error("no round over ranks finished within the budget of " + format_duration(budget_seconds) +
+                " (a round takes seconds), so nothing was checked; give a longer --budget");
+    return exit_failed;
+  }
   return failures.empty() ? exit_passed : exit_failed;
 #endif
 }

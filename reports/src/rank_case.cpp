@@ -14,12 +14,14 @@
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/json_document.hpp"
 #include "bitparity/properties/saved_case.hpp"
+#include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/text_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "rank_mutants.hpp"
 #include "rank_runs.hpp"
+#include "shell_words.hpp"
 #if BITPARITY_HAS_MPI
 #include "bitparity/distributed/gathered_case.hpp"
 #include "bitparity/distributed/shard_plan.hpp"
@@ -311,6 +313,13 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
     throw UsageError(file.string() + ": \"arguments\" must not name --json (replay chooses where the rows go)");
   }
 #if BITPARITY_HAS_MPI
+  // Arguments the ranks would refuse were run, and their refusal counted as an unexpected result.
+  try {
+    check_rank_case_arguments(saved.arguments, document.contains("case"));
+  } catch (const UsageError& error) {
+    throw UsageError(file.string() + ": \"arguments\" " + printable_text(shell_words(saved.arguments)) + ": " + error.what() +
+                     "; fix them or save the case again with bitparity fuzz");
+  }
   if (document.contains("case")) {
     if (schema == kSeededRankCaseSchema) throw UsageError(file.string() + ": a " + kSeededRankCaseSchema + " file holds no \"case\"");
     std::string property, entry, target, dtype, layout;  // the row the case is

@@ -11,6 +11,7 @@
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/saved_case.hpp"
+#include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/check_run.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
@@ -103,7 +104,8 @@ void add_replay_command(CLI::App& app, ReplayCommand& command) {
   replay->add_option("paths", command.paths, "case files or corpus folders")->required();
   replay->add_option("--implementation", command.implementation,
                      "run every case on this implementation (cpu, cuda:N, mutant:NAME) instead of its own: on cpu or cuda:N every "
-                     "case must hold, on a mutant every case must fail (a case that holds: SURVIVES)");
+                     "case must hold, on a mutant every case must fail (a case that holds: SURVIVES)")
+      ->check(non_empty_value());
   replay->add_option("--json", command.json_path, "write the outcomes as JSON to this file (checked before the run)")
       ->each([&command](const std::string&) { command.json_given = true; });
 }
@@ -138,6 +140,12 @@ int run_replay_command(const ReplayCommand& command) {
     } catch (const properties::CaseFileError& error) {
       throw UsageError(error.what());
     }
+  }
+  // A plugin a case names (or --implementation) is an input too: --json over it destroyed the library.
+  if (command.json_given) {
+    std::vector<std::string> implementations{command.implementation};
+    for (const auto& loaded : cases) implementations.push_back(loaded.saved.implementation);
+    check_result_apart_from_map_and_plugin_files("--json", command.json_path, {}, implementations);
   }
   // A case named twice (a file and its corpus folder, or the same path twice) ran and counted twice.
   {
@@ -253,7 +261,7 @@ int run_replay_command(const ReplayCommand& command) {
     entry["verdict"] = verdict;
     entry["as_expected"] = as_expected;
     results.push_back(entry);
-    std::printf("%-40s %-14s %s\n  %s\n", target_of(saved).c_str(), implementation.c_str(), path.c_str(), verdict.c_str());
+    std::printf("%-40s %-14s %s\n  %s\n", target_of(saved).c_str(), implementation.c_str(), printable_text(path).c_str(), verdict.c_str());
   }
   for (const auto& [path, saved] : rank_cases) {
     if (interrupted()) break;
@@ -262,7 +270,7 @@ int run_replay_command(const ReplayCommand& command) {
     const RankOutcome outcome = replay_over_ranks(saved, implementation, launcher, folder ? folder->path() : "", entry);
     if (interrupted()) {
       // The signal reached the ranks too: the run was cut, not judged, and counts neither way.
-      std::printf("%-40s %-14s %s\n  not judged: interrupted by %s\n", saved.target_text().c_str(), implementation.c_str(), path.c_str(),
+      std::printf("%-40s %-14s %s\n  not judged: interrupted by %s\n", saved.target_text().c_str(), implementation.c_str(), printable_text(path).c_str(),
                   interrupt_name());
       break;
     }
@@ -277,16 +285,16 @@ int run_replay_command(const ReplayCommand& command) {
     entry["verdict"] = outcome.verdict;
     entry["as_expected"] = outcome.as_expected;
     results.push_back(entry);
-    std::printf("%-40s %-14s %s\n  %s\n", saved.target_text().c_str(), implementation.c_str(), path.c_str(), outcome.verdict.c_str());
+    std::printf("%-40s %-14s %s\n  %s\n", saved.target_text().c_str(), implementation.c_str(), printable_text(path).c_str(), outcome.verdict.c_str());
   }
   std::printf("\nreplay: %zu cases: %lld hold, %lld kill their mutant, %lld unexpected, %lld skipped, %lld invalid%s\n",
               cases.size() + rank_cases.size(), static_cast<long long>(held), static_cast<long long>(kills), static_cast<long long>(unexpected),
               static_cast<long long>(skipped), static_cast<long long>(invalid),
               interrupted() ? (std::string(", interrupted by ") + interrupt_name()).c_str() : "");
   if (command.json_given) {
-    write_result_file(command.json_path, json_file_text(nlohmann::json({{"schema", "bitparity.replay/1"}, {"bitparity", version_string()},
-                                                         {"complete", !interrupted()}, {"results", results}})));
-    std::printf("results: %s\n", command.json_path.c_str());
+    const nlohmann::json document = {{"schema", "bitparity.replay/1"}, {"bitparity", version_string()},
+                                     {"complete", !interrupted()}, {"results", results}};
+    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
   if (invalid > 0) {

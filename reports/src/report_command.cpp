@@ -1,8 +1,11 @@
 // `bitparity report --out DIR [--baseline FILE]`: the release campaign, its three files and the gate.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "bitparity/fixtures/implementation.hpp"
@@ -172,8 +175,21 @@ int run_report_command(const ReportCommand& command) {
   // A complete report is never replaced by a partial one (a CI job killed by its timeout would have
   // destroyed the baseline it meant to extend): an interrupted campaign writes into DIR/partial/.
   const bool complete = report.value("complete", false);
-  const fs::path out = complete ? fs::path(command.out) : fs::path(command.out) / "partial";
-  if (!complete) check_result_path("--out", (out / "report.json").string());
+  fs::path out = complete ? fs::path(command.out) : fs::path(command.out) / "partial";
+  std::optional<FolderLock> partial_lock;
+  if (!complete) {
+    // DIR/partial may be another run's --out, holding its complete report or in use: neither is
+    // replaced; the partial report then goes to DIR/partial-PID.
+    if (holds_complete_result((out / "report.json").string())) out += "-" + std::to_string(::getpid());
+    check_result_path("--out", (out / "report.json").string());
+    try {
+      partial_lock.emplace(out.string(), "--out");
+    } catch (const UsageError&) {
+      out = fs::path(command.out) / ("partial-" + std::to_string(::getpid()));
+      check_result_path("--out", (out / "report.json").string());
+      partial_lock.emplace(out.string(), "--out");
+    }
+  }
   // The three change together: a failed rename leaves the earlier report whole, not mixed.
   write_result_files({{(out / "report.json").string(), json_file_text(report, 1)},
                       {(out / "report.md").string(), report_markdown(report)},

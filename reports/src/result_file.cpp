@@ -8,9 +8,14 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "bitparity/fixtures/atomic_file.hpp"
+#include "bitparity/properties/json_document.hpp"
 #include "bitparity/reports/errors.hpp"
 
 namespace bitparity::reports {
@@ -100,6 +105,42 @@ void write_result_file(const std::string& path, const std::string& text) {
   } catch (const fixtures::WriteFailure& e) {
     throw WriteError(e.what());
   }
+}
+
+std::string partial_result_path(const std::string& path) {
+  const fs::path target(path);
+  return (target.parent_path() / (target.stem().string() + ".partial" + target.extension().string())).string();
+}
+
+bool holds_complete_result(const std::string& path) {
+  static std::map<std::string, bool> known;
+  if (const auto found = known.find(path); found != known.end()) return found->second;
+  bool complete = false;
+  std::error_code error;
+  if (fs::is_regular_file(path, error) && fs::file_size(path, error) <= (std::uintmax_t{1} << 30) && !error) {
+    try {
+      std::ifstream in(path, std::ios::binary);
+      const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      const nlohmann::json earlier = properties::parse_json_document(text);
+      complete = earlier.is_object() && earlier.value("complete", nlohmann::json()) == true;
+    } catch (const std::exception&) {
+      complete = false;  // not a results document: replacing it loses no result
+    }
+  }
+  return known[path] = complete;
+}
+
+std::string write_results_document(const std::string& path, const nlohmann::json& document) {
+  const bool complete = document.is_object() && document.value("complete", nlohmann::json(true)) == true;
+  static std::set<std::string> partials_written;  // rows written along the way beside a complete file
+  const std::string target = !complete && holds_complete_result(path) ? partial_result_path(path) : path;
+  write_result_file(target, json_file_text(document));
+  if (target != path) partials_written.insert(target);
+  if (complete && partials_written.erase(partial_result_path(path)) > 0) {
+    std::error_code ignored;
+    fs::remove(partial_result_path(path), ignored);  // this run's own rows along the way, now in `path`
+  }
+  return target;
 }
 
 void write_result_files(const std::vector<std::pair<std::string, std::string>>& files) {

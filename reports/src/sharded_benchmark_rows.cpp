@@ -88,7 +88,7 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
                                  {"complete", !stopped},
                                  {"results", results}};
       if (stopped) document["interrupted"] = stop_reason;
-      write_result_file(command.json, json_file_text(document));
+      write_results_document(command.json, document);
     }
   }
   // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.

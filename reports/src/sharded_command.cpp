@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer8.hpp"
@@ -75,7 +77,8 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
                       "run with a driver fault (sharded-*), a storage fault (storage-*) or a checkpoint fault (checkpoint-*; "
                       "`bitparity list`): exit 0 when killed");
   sharded->add_option("--checkpoint-dir", command.checkpoint_dir,
-                      "P11: folder for the checkpoints, seen by every rank (default: a temporary folder, removed after)");
+                      "P11: folder for the checkpoints, seen by every rank (default: a temporary folder, removed after)")
+      ->check(non_empty_value());
   sharded->add_option("--resume-implementation", command.resume_implementation,
                       "P11: the implementation that loads and continues, e.g. cuda:0 after saving on cpu (default: the same)");
   sharded->add_flag("--all-world-pairs", command.all_world_pairs,
@@ -220,11 +223,23 @@ void check_temporary_folder() {
   if (folder == nullptr || *folder == '\0') return;
   std::error_code error;
   // A folder is made and removed: root passes access() on /proc, where nothing can be made.
+  // A MiB is written there too: on a full disk a folder can still be made, and Open MPI then ended in
+  // pages of "OUT-OF-RESOURCE" with exit 1.
   std::string probe = std::string(folder) + "/bitparity-probe.XXXXXX";
-  const bool usable = std::filesystem::is_directory(folder, error) && ::mkdtemp(probe.data()) != nullptr && ::rmdir(probe.c_str()) == 0;
+  bool usable = std::filesystem::is_directory(folder, error) && ::mkdtemp(probe.data()) != nullptr;
+  int full = 0;
+  if (usable) {
+    const std::string file = probe + "/space";
+    std::FILE* out = std::fopen(file.c_str(), "wb");
+    const std::vector<char> mebibyte(std::size_t{1} << 20, 0);
+    usable = out != nullptr && std::fwrite(mebibyte.data(), 1, mebibyte.size(), out) == mebibyte.size() && std::fflush(out) == 0;
+    full = usable ? 0 : errno;
+    if (out != nullptr && std::fclose(out) != 0) usable = false;
+    std::filesystem::remove_all(probe, error);
+  }
   if (!usable) {
-    throw UsageError(std::string("TMPDIR=") + folder + " is not a writable folder (Open MPI and P11 keep files there); "
-                     "set TMPDIR to one, or unset it");
+    throw UsageError(std::string("TMPDIR=") + folder + (full == ENOSPC ? " has no room for a MiB" : " is not a writable folder") +
+                     " (Open MPI and P11 keep files there); set TMPDIR to one, or unset it");
   }
 }
 
@@ -262,6 +277,19 @@ ShardedRowPlan row_of_case(const ShardedPlan& plan) {
 }
 
 }  // namespace
+
+void check_rank_case_arguments(const std::vector<std::string>& arguments, bool with_case) {
+  CLI::App app;
+  ShardedCommand parsed;
+  add_sharded_command(app, parsed);
+  std::vector<std::string> words(arguments.rbegin(), arguments.rend());  // CLI11 takes them last first
+  try {
+    app.parse(words);
+  } catch (const CLI::ParseError& error) {
+    throw UsageError(std::string("the `sharded` command does not take them: ") + error.what());
+  }
+  if (with_case) check_options_beside_case(parsed);
+}
 
 std::string ShardedRowPlan::entry() const {
   return property == "P10" ? "storage" : distributed::gathered_entry_name(family);  // P2r's names, which P6 and P11 share
@@ -536,6 +564,21 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   if (std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P10"; })) {
     if (!command.storages.empty()) throw UsageError("--storage is for P10 (quantized storage through sharding); add --property P10");
     if (!command.grad_dtypes.empty()) throw UsageError("--grad-dtype is for P10 (quantized storage through sharding); add --property P10");
+  }
+  // Options of the optimizer steps (P6, P11) and of the formats (P2r's quantizers, P10): without a row
+  // that reads one, it would be ignored silently.
+  const auto any_row = [&plan](auto&& reads) { return std::any_of(plan.rows.begin(), plan.rows.end(), reads); };
+  const bool has_steps = any_row([](const ShardedRowPlan& row) { return row.property == "P6" || row.property == "P11"; });
+  if (!has_steps && command.steps_given) throw UsageError("--steps is for the optimizer steps of P6 and P11; add --property P6, or drop --steps");
+  if (!has_steps && !command.state_bits.empty()) throw UsageError("--states is for the optimizer steps of P6 and P11; add --property P6, or drop --states");
+  if (!command.optimizers.empty() && !any_row([](const ShardedRowPlan& row) { return distributed::is_optimizer_family(row.family); })) {
+    throw UsageError("--optimizer is for P6, P11 and P2r's optimizer steps, and the options select none; drop --optimizer or add --property P6");
+  }
+  if (!command.formats.empty() && !any_row([](const ShardedRowPlan& row) {
+        return row.property == "P10" || (row.property == "P2r" && !distributed::is_optimizer_family(row.family) &&
+                                          row.family != OperationFamily::convert);
+      })) {
+    throw UsageError("--format is for P10 and P2r's quantizers, and the options select none; drop --format or add --property P10");
   }
   plan.maps = state_maps_option(command.maps);
   const bool has_8bit_steps = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) {

@@ -480,7 +480,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
       stopped = true;
       break;
     }
-    if (lead && !command.json.empty() && rows.size() < plan.rows.size()) write_result_file(command.json, json_file_text(rows_document(false, "")));
+    if (lead && !command.json.empty() && rows.size() < plan.rows.size()) write_results_document(command.json, rows_document(false, ""));
   }
   world.communicator().barrier();
   const std::string stop_reason = interrupted() ? interrupt_name() : "a signal to another rank";
@@ -499,7 +499,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                         : "");
     if (!plan.hunted_mutant.empty()) std::printf("mutant %s: %s\n", plan.hunted_mutant.c_str(), total_wrong > 0 ? "killed" : "SURVIVED");
     std::fflush(stdout);
-    if (!command.json.empty()) write_result_file(command.json, json_file_text(rows_document(!stopped, stopped ? stop_reason : "")));
+    if (!command.json.empty()) write_results_document(command.json, rows_document(!stopped, stopped ? stop_reason : ""));
   }
   // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
   if (stopped) return interrupted() ? interrupted_exit_code() : 128 + SIGTERM;

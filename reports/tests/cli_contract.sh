@@ -79,6 +79,21 @@ case "$case_name" in
     grep -q '"interrupted": "SIGTERM"' out.json || fail "results do not name the signal"
     grep -q "interrupted by SIGTERM" log.txt || fail "no interruption line"
     ;;
+  sigterm-keeps-earlier-complete-result)
+    # An interrupted run replaced the complete result an earlier run left at its --json path; its
+    # partial rows now go beside it (out.partial.json), named by the results line.
+    "$bin" check --suite quant --format nf4 --property P7 --dtype f32 --cases 1 --json out.json >/dev/null || fail "first run"
+    cp out.json before.json
+    interrupted_run TERM 4 143 check --suite optim32 --cases 200 --json out.json
+    cmp -s out.json before.json || fail "the earlier complete result was replaced"
+    grep -q "^results: out.partial.json" log.txt || fail "the results line does not name out.partial.json"
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["complete"] is False' out.partial.json || fail "no partial result beside it"
+    # A complete run still replaces a complete result, and a partial one where no complete one was.
+    "$bin" drift --optimizer sgd --steps 2 --elements 8 --json out.json >/dev/null || fail "a complete run after it"
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["schema"].startswith("bitparity.drift")' out.json || fail "not replaced by a complete run"
+    interrupted_run TERM 3 143 drift --optimizer adam --dtype f32 --elements 64 --steps 200000 --json fresh.json
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["complete"] is False' fresh.json || fail "no partial result at a new path"
+    ;;
   sigint-stops-sharded-rows)
     # The runner over ranks checks for a signal before each row, on every rank alike (it ran on to
     # the end and exited 0).

@@ -12,6 +12,7 @@
 #include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/errors.hpp"
 #if BITPARITY_HAS_MPI
+#include "bitparity/distributed/checkpoint.hpp"
 #include "bitparity/distributed/safetensors.hpp"
 #endif
 
@@ -138,6 +139,21 @@ TEST_F(CodeMapFile, SafetensorsTensorsAreReadByName) {
   const std::string single = write("one.safetensors", state_file({{"qmap1", &signed_map}}));
   EXPECT_EQ(read_code_map_file(single).name, "one.qmap1");
   EXPECT_NE(refusal(write("garbage.safetensors", "not a safetensors file")).find("garbage.safetensors"), std::string::npos);
+}
+
+// A file that stores its tensors' CRC-32s (a bitparity checkpoint) has its map checked against
+// them: one flipped bit of a map ran as a map of its own.
+TEST_F(CodeMapFile, AMapThatDoesNotMatchItsStoredChecksumIsRefused) {
+  const auto& signed_map = code_map(QuantFormat::dynamic8_signed_fused).values;
+  const std::span<const std::uint8_t> bytes{reinterpret_cast<const std::uint8_t*>(signed_map.data()), signed_map.size() * 4};
+  const std::string crc = "{\"qmap1\": \"" + distributed::tensor_crc32_hex(bytes) + "\"}";
+  const std::string good = write("good.safetensors", distributed::serialize_safetensors({{"qmap1", "F32", {256}, bytes}}, {{"crc32", crc}}));
+  EXPECT_EQ(read_code_map_file(good).values.size(), 256u);
+  std::vector<float> flipped = signed_map;
+  flipped[200] = float_from_bits(float_bits(flipped[200]) ^ 1u);
+  const std::span<const std::uint8_t> flipped_bytes{reinterpret_cast<const std::uint8_t*>(flipped.data()), flipped.size() * 4};
+  const std::string bad = write("bad.safetensors", distributed::serialize_safetensors({{"qmap1", "F32", {256}, flipped_bytes}}, {{"crc32", crc}}));
+  EXPECT_NE(refusal(bad).find("bad.safetensors:qmap1 does not match its stored CRC-32"), std::string::npos) << refusal(bad);
 }
 
 // A bitsandbytes-style 8-bit state as the reference safetensors implementation wrote it

@@ -40,7 +40,7 @@ case "$case_name" in
     refused "c/fuzz-state.json is not a fuzz state .bitparity.fuzz-state/1" "$bin" fuzz --corpus c --budget 1s
     rm c/fuzz-state.json
     echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 3, "runs": [], "extra": {"schema": 1}}' >c/fuzz-state.json
-    "$bin" fuzz --corpus c --budget 1s --suite conversions >/dev/null 2>&1 || fail "a state with an unknown field was refused"
+    "$bin" fuzz --corpus c --first-visit 0 --budget 4s --suite conversions >/dev/null 2>&1 || fail "a state with an unknown field was refused"
     echo '{"schema": 7, "property": "P6"}' >rank.json
     refused "rank.json: not a rank case" "$bin" sharded --case rank.json
     echo '{"schema": "bitparity.rank-case/2", "property": 6}' >rank.json
@@ -127,7 +127,7 @@ PYTHON
     sleep 1
     kill -KILL "$second"
     wait "$second" 2>/dev/null
-    "$bin" fuzz --suite conversions --budget 1s --corpus shared >third.txt 2>&1 || { cat third.txt; fail "the folder stayed locked after its run was killed"; }
+    "$bin" fuzz --suite conversions --first-visit 0 --budget 4s --corpus shared >third.txt 2>&1 || { cat third.txt; fail "the folder stayed locked after its run was killed"; }
     echo "ok: one run per corpus; a killed run leaves no lock behind"
     ;;
   results-apart-from-inputs)
@@ -206,6 +206,55 @@ PYTHON
     refused "nan.json: not valid JSON (.*); give a rank case" "$bin" sharded --case nan.json
     echo "ok: a key given twice is refused, naming it"
     ;;
+  third-sweep)
+    # What a third sweep of about 960 inputs found.
+    adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"
+    f16case=$(ls "$corpus"/cases/P7-dynamic8-signed-f16-256-mutant.dequantize-rounded-twice-*.json)
+    # Nesting 200000 lists deep ended the process (SIGSEGV) while its message was made.
+    python3 -c "open('deep.json','w').write('['*200000 + ']'*200000)"
+    refused "deep.json: it nests lists and objects deeper than 64 levels" "$bin" check --suite quant --map deep.json --cases 1
+    # dlopen of a FIFO blocked until a signal came.
+    mkfifo fifo.so
+    refused "fifo.so: a FIFO, not a file; give the path of a shared library" timeout 20 "$bin" check --suite quant --implementation "plugin:$PWD/fifo.so" --cases 1
+    # A fingerprint that is not text was taken for none, and the edit behind it accepted.
+    edit_case() {  # edit_case IN OUT PYTHON: the case with `c` edited
+      python3 - "$1" "$2" "$3" <<'PYTHON'
+import json, sys
+c = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(c, open(sys.argv[2], "w"))
+PYTHON
+    }
+    edit_case "$adam" fingerprint.json 'c["fingerprint"] = 5'
+    refused "fingerprint.json: 'fingerprint' is 5, not the text bitparity wrote" "$bin" replay fingerprint.json
+    # A value its dtype cannot hold ran, and the correct kernel was reported for it.
+    edit_case "$f16case" f16.json 'del c["fingerprint"]; c["inputs"]["values"]["values"][2] = "0x1.000002p+0 0x3f800001"'
+    refused "f16.json: .*0x1.000002p+0 0x3f800001 is no f16 value" "$bin" replay --implementation cpu f16.json
+    # The file's dtype and suite must be those of its inputs and property.
+    edit_case "$adam" dtype.json 'del c["fingerprint"]; c["dtype"] = "f16"'
+    refused "dtype.json: the case's inputs are of dtype \"f32\", but its 'dtype' says 'f16'" "$bin" replay dtype.json
+    edit_case "$adam" suite.json 'c["suite"] = "quant"'
+    refused "suite.json: 'suite' is \"quant\", but property P1 is of suite optim32" "$bin" replay suite.json
+    # An empty value fell back to the default without a word.
+    refused "--implementation: was given an empty value" "$bin" replay "$adam" --implementation ""
+    refused "--checkpoint-dir: was given an empty value" "$bin" sharded --property P11 --checkpoint-dir ""
+    # A *.json in a corpus that is no file was passed over without a word.
+    mkdir -p corpus && cp "$adam" corpus/ && mkfifo corpus/zz.json
+    refused "zz.json: a FIFO, not a file; move it out of the corpus" "$bin" replay corpus
+    # --json over the plugin a replay loads destroyed the library.
+    cp "$faulty" s.so
+    refused "is the plugin" "$bin" replay "$adam" --implementation "plugin:$PWD/s.so" --json "$PWD/s.so"
+    cmp -s s.so "$faulty" || fail "the plugin was overwritten"
+    # A fuzz run that visited nothing passed ("0 visits", exit 0).
+    "$bin" fuzz --budget 0.001s --corpus nothing >out.txt 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q "^error: no visit ran, so nothing was checked: the budget of .* ended first" out.txt ||
+      { cat out.txt; fail "a fuzz that checked nothing: exit $code"; }
+    # A NUL in a map's name cut the message before its reason.
+    python3 -c 'import json; print(json.dumps({"name": "ab\u0000cd", "values": [hex(0x3f800000 - i) for i in range(16)]}))' >nul-name.json
+    refused "code map name 'ab.x00cd' is not usable; use 1 to 64 letters" "$bin" check --suite quant --map nul-name.json --cases 1
+    echo "ok: the third sweep's inputs are refused, not crashed on, hung on or run"
+    ;;
   rank-case-refusal)
     # A rank case whose arguments the ranks refuse: the replay quoted mpirun's banner of dashes, not
     # bitparity's own error line.
@@ -215,14 +264,17 @@ case = json.load(open(sys.argv[1]))
 case["arguments"] += ["--stuck-seconds", "-1"]
 json.dump(case, open("refused.json", "w"))
 PYTHON
-    "$bin" replay refused.json >out.txt 2>&1
-    code=$?
-    cat out.txt
-    [ "$code" -eq 1 ] || fail "a rank case its ranks refuse: exit $code, not 1"
-    grep -q "ERROR: the run over ranks ended with exit 2 and wrote no rows: error: --stuck-seconds: must be a finite number of seconds" out.txt ||
-      fail "the replay does not quote the ranks' refusal"
-    ! grep -q "ERROR: .*---" out.txt || fail "the replay quotes mpirun's banner"
-    echo "ok: a refused rank case names the refusal"
+    # Such a file is bad input: refused before any rank starts, naming the option (the run's refusal
+    # was counted as an unexpected result, exit 1).
+    refused "refused.json: .arguments. .*--stuck-seconds: must be a finite number of seconds" "$bin" replay refused.json
+    python3 - "$corpus"/over-ranks/P6-8-bit-step-adam-f32-zero-1-2-W2-mutant-sharded-padding-not-stripped-*.json <<'PYTHON'
+import json, sys
+case = json.load(open(sys.argv[1]))
+case["arguments"] += ["--steps", "1000"]
+json.dump(case, open("steps.json", "w"))
+PYTHON
+    refused "steps.json: .arguments. .*--case holds its row, steps, worlds and values; drop --steps" "$bin" replay steps.json
+    echo "ok: a rank case whose arguments the ranks refuse is refused up front"
     ;;
   replay-interrupted)
     # A replay over ranks stopped by SIGTERM counted the case it cut as unexpected.

@@ -72,7 +72,7 @@ sleep 1
 pgrep -f "$work/term" >/dev/null && fail "workers were left running"
 
 echo "== the next run resumes where the state left off"
-"$bitparity" fuzz --budget 3s --corpus "$work/term" --seed 4 >"$work/resume.txt" 2>&1 || fail "the resumed run failed"
+"$bitparity" fuzz --visits 2 --budget 60s --corpus "$work/term" --seed 4 >"$work/resume.txt" 2>&1 || fail "the resumed run failed"
 grep -q "first visit $next," "$work/resume.txt" || fail "the run did not resume at visit $next: $(head -n 1 "$work/resume.txt")"
 
 echo "== a worker that crashes is a failure, and the run goes on after the visit"

@@ -9,8 +9,13 @@
 
 namespace bitparity::properties {
 
+// Deeper nesting is refused while parsing: a value 200000 lists deep ended the process (SIGSEGV)
+// where a message or a reader walked it recursively. bitparity's own files nest fewer than 10 levels.
+inline constexpr int kDeepestJson = 64;
+
 // The parsed document; nlohmann::json::parse_error for text that is not JSON, and
-// nlohmann::json::other_error (id 598) "key 'K' appears twice in one object" for a repeated key.
+// nlohmann::json::other_error (id 598) "key 'K' appears twice in one object" for a repeated key,
+// and (id 597) for nesting deeper than kDeepestJson.
 nlohmann::json parse_json_document(std::string_view text);
 
 }  // namespace bitparity::properties

@@ -20,6 +20,9 @@ CLI::Validator budget_seconds(double max);
 CLI::Validator integer_in(std::int64_t lo, std::int64_t hi);
 // A seed: a decimal integer in [0, 2^63); ->transform() too.
 CLI::Validator seed_value();
+// Refuses "" (an unset shell variable): the option would fall back to its default without a word
+// (replay --implementation "" replayed on each case's own; --checkpoint-dir "" kept nothing).
+CLI::Validator non_empty_value();
 
 // Refuses a list that names one thing twice: "--device cpu given twice; give each once".
 void refuse_repeats(const std::string& option, const std::vector<std::string>& values);

@@ -166,6 +166,9 @@ void add_checkpoint_command(CLI::App& app, CheckpointCommand& command);
 int run_checkpoint_command(const CheckpointCommand& command);
 void add_sharded_command(CLI::App& app, ShardedCommand& command);
 int run_sharded_command(const ShardedCommand& command);
+// The words of a saved rank case ("sharded", options) as `sharded` reads them, with `--case` when
+// `with_case`: throws UsageError for an unknown option, a bad value or one a case does not take.
+void check_rank_case_arguments(const std::vector<std::string>& arguments, bool with_case);
 void add_mutants_command(CLI::App& app, MutantsCommand& command);
 void add_drift_command(CLI::App& app, DriftCommand& command);
 void add_state_plan_command(CLI::App& app, StatePlanCommand& command);

@@ -28,6 +28,16 @@ std::string json_file_text(const nlohmann::json& document, int indent = 2);
 
 // Writes `text` to `path` atomically. Throws WriteError naming the path and the reason.
 void write_result_file(const std::string& path, const std::string& text);
+// Writes a run's results document (its "complete" says whether the run finished) and returns the
+// path written, for the "results:" line. An incomplete one (interrupted, or written along the way)
+// never replaces a complete result an earlier run left at `path`: it goes beside it, to
+// partial_result_path(path), and the earlier file stays whole. A complete one goes to `path`.
+std::string write_results_document(const std::string& path, const nlohmann::json& document);
+// Whether `path` holds a complete results document: a regular file, JSON, "complete": true. Read once
+// per path and process (sharded writes its rows after each one).
+bool holds_complete_result(const std::string& path);
+// Where an incomplete document goes beside a complete one: out.json -> out.partial.json.
+std::string partial_result_path(const std::string& path);
 // Writes several files of one result (a report's JSON, Markdown and HTML) so that they change
 // together or not at all. Throws WriteError naming the path and the reason.
 void write_result_files(const std::vector<std::pair<std::string, std::string>>& files);
