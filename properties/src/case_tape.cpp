@@ -378,15 +378,19 @@ void decode_input(const json& j, ValuesInput& value) {
   decode_input(j.at("dtype"), value.dtype);
   require_float_dtype(value.dtype);
   value.values = decode_floats(j.at("values"), DType::f32, static_cast<std::size_t>(kMaxCaseElements));
+  require_values_of_dtype(value.values, value.dtype);
+}
+
+void require_values_of_dtype(const std::vector<float>& values, DType dtype) {
   // Written as fp32 bits, the values of an f16 or bf16 list must be values of that dtype: an edit to
   // 1 + 2^-23 ran as an f16 input and was reported as the correct kernel's violation.
-  if (value.dtype == DType::f32) return;
-  for (std::size_t i = 0; i < value.values.size(); ++i) {
-    const float v = value.values[i];
-    const float back = value.dtype == DType::f16 ? f16_to_float(float_to_f16(v)) : bf16_to_float(float_to_bf16(v));
+  if (dtype == DType::f32) return;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    const float back = dtype == DType::f16 ? f16_to_float(float_to_f16(v)) : bf16_to_float(float_to_bf16(v));
     if (float_bits(back) != float_bits(v) && !(std::isnan(v) && std::isnan(back))) {
       throw CaseFileError("element " + std::to_string(i) + ": " + encode_float(v) + " is no " +
-                          std::string(dtype_name(value.dtype)) + " value, and the list is of dtype " + std::string(dtype_name(value.dtype)));
+                          std::string(dtype_name(dtype)) + " value, and the list is of dtype " + std::string(dtype_name(dtype)));
     }
   }
 }

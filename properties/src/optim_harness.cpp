@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/properties/case_tape.hpp"
@@ -226,6 +227,13 @@ void decode_input(const nlohmann::json& j, OptimCase& c) {
     return values;
   };
   const std::vector<float> param = column(j.at("param"), "param"), grad = column(j.at("grad"), "grad");
+  for (const auto& [values, dtype, what] : {std::tuple{&param, c.param_dtype, "param"}, std::tuple{&grad, c.grad_dtype, "grad"}}) {
+    try {
+      require_values_of_dtype(*values, dtype);
+    } catch (const CaseFileError& error) {
+      throw CaseFileError(std::string(what) + " " + error.what());
+    }
+  }
   // One column per state; none in an 8-bit case, whose states are codes and absmax.
   const nlohmann::json& states = j.at("states");
   const std::size_t state_count = static_cast<std::size_t>(optimizer_info(c.kind).states);

@@ -43,6 +43,39 @@ std::string plain_parse_error(const std::string& text) {
   return text;
 }
 
+// The first word beside --help that names no option of the command (or of its action), or "":
+// CLI11 prints the help before it judges the other words, so `check --bogus --help` passed.
+std::string unknown_option_beside_help(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]).starts_with("-")) return "";
+  const auto named = [](CLI::App* parent, const std::string& name) -> CLI::App* {
+    for (CLI::App* sub : parent->get_subcommands({})) {
+      if (sub->get_name() == name) return sub;
+    }
+    return nullptr;
+  };
+  std::vector<const CLI::App*> scopes;
+  CLI::App* command = named(&app, argv[1]);
+  if (command == nullptr) return "";
+  scopes.push_back(command);
+  if (argc > 2) {
+    if (const CLI::App* action = named(command, argv[2])) scopes.push_back(action);
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (!word.starts_with("-") || word == "-h" || word == "--help") continue;
+    char* end = nullptr;
+    (void)std::strtod(word.c_str(), &end);
+    if (end != nullptr && *end == '\0') continue;  // a negative number is a value
+    const std::string name = word.substr(0, word.find('='));
+    const bool known = std::any_of(scopes.begin(), scopes.end(), [&](const CLI::App* scope) {
+      return scope->get_option_no_throw(name) != nullptr;
+    });
+    if (!known) return word;
+  }
+  return "";
+}
+
 int exit_code_of(bitparity::ErrorCode code) {
   return code == bitparity::ErrorCode::cuda_failure ? exit_run_error : exit_bad_input;
 }
@@ -168,6 +201,9 @@ int run_command(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp& help) {
+      if (const std::string unknown = unknown_option_beside_help(app, argc, argv); !unknown.empty()) {
+        return refuse("unknown option '" + unknown + "' beside --help (bitparity " + first + " --help lists the options)", exit_bad_input);
+      }
       return app.exit(help);
     } catch (const CLI::CallForAllHelp& help) {
       return app.exit(help);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cfloat>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +53,15 @@ std::pair<std::string, double> parse_setting(const std::string& text) {
   const bool overflowed = errno == ERANGE && std::fabs(number) > DBL_MIN;
   if (end != value.c_str() + value.size() || overflowed || !std::isfinite(number)) {
     throw UsageError("--set " + text + ": '" + value + "' is not a finite number; write e.g. 1e-3 or 0.9");
+  }
+  // A whole number past 2^53 was rounded to a neighbour without a word (9007199254740993 ran as ...992).
+  const bool whole = value.find_first_not_of("+-0123456789") == std::string::npos;
+  long long exact = 0;
+  const char* digits = value.c_str() + (value.front() == '+' ? 1 : 0);
+  const bool held = std::from_chars(digits, value.c_str() + value.size(), exact).ec == std::errc() &&
+                    std::fabs(number) <= 0x1p62 && static_cast<long long>(number) == exact;
+  if (whole && !held) {
+    throw UsageError("--set " + text + ": '" + value + "' is a whole number past 2^53, which a double cannot hold exactly; give a smaller one");
   }
   return {name, number};
 }

@@ -230,6 +230,8 @@ PYTHON
     # A value its dtype cannot hold ran, and the correct kernel was reported for it.
     edit_case "$f16case" f16.json 'del c["fingerprint"]; c["inputs"]["values"]["values"][2] = "0x1.000002p+0 0x3f800001"'
     refused "f16.json: .*0x1.000002p+0 0x3f800001 is no f16 value" "$bin" replay --implementation cpu f16.json
+    edit_case "$adam" grad.json 'del c["fingerprint"]; c["inputs"]["case"]["grad_dtype"] = "f16"; c["inputs"]["case"]["grad"][0] = "0x1.000002p+0 0x3f800001"'
+    refused "grad.json: .*grad element 0: 0x1.000002p+0 0x3f800001 is no f16 value" "$bin" replay --implementation cpu grad.json
     # The file's dtype and suite must be those of its inputs and property.
     edit_case "$adam" dtype.json 'del c["fingerprint"]; c["dtype"] = "f16"'
     refused "dtype.json: the case's inputs are of dtype \"f32\", but its 'dtype' says 'f16'" "$bin" replay dtype.json

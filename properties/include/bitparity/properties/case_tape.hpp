@@ -39,6 +39,9 @@ class CaseFileError : public std::runtime_error {
 std::string encode_float(float value, DType dtype = DType::f32);
 float decode_float(const nlohmann::json& text, DType dtype = DType::f32);
 nlohmann::json encode_floats(const std::vector<float>& values, DType dtype);
+// Refuses (CaseFileError "element I: V is no f16 value ...") a value of an f16 or bf16 list, written
+// as fp32 bits, that its dtype cannot hold.
+void require_values_of_dtype(const std::vector<float>& values, DType dtype);
 std::vector<float> decode_floats(const nlohmann::json& list, DType dtype, std::size_t max_count);
 
 // Codecs of the inputs properties take.
