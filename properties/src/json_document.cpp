@@ -8,6 +8,11 @@ namespace bitparity::properties {
 
 nlohmann::json parse_json_document(std::string_view text) {
   using json = nlohmann::json;
+  // nlohmann reads a NUL byte as the end of its input: `[...]\0garbage` parsed as the list. JSON holds
+  // none (inside a string it is written \u0000).
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    throw json::other_error::create(596, "it holds a NUL byte at byte " + std::to_string(nul) + ", which no JSON text does", nullptr);
+  }
   std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each object being read
   const json::parser_callback_t watch_keys = [&open_objects](int depth, json::parse_event_t event, json& parsed) {
     if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) && depth >= kDeepestJson) {

@@ -157,11 +157,24 @@ SavedCase parse_saved_case(const json& j) {
   // The entry the file names must be the optimizer its inputs hold: an edited "entry" replayed the
   // adam inputs under the name sgd (without a fingerprint nothing else tells).
   const json* inputs_case = saved.recorded.inputs.contains("case") ? &saved.recorded.inputs.at("case") : nullptr;
-  if (inputs_case != nullptr && inputs_case->is_object() && inputs_case->contains("hyperparameters") &&
-      inputs_case->at("hyperparameters").is_object() && inputs_case->at("hyperparameters").contains("optimizer") &&
-      inputs_case->at("hyperparameters").at("optimizer") != saved.entry) {
-    throw CaseFileError("the case's inputs are " + inputs_case->at("hyperparameters").at("optimizer").dump() +
-                        " hyperparameters, but its 'entry' says '" + saved.entry + "'; fix one of them");
+  // The same for the 8-bit steps (their hyperparameters under "base"), the quantizers' format and
+  // every case's block size: an edited label ran the old inputs under the new name.
+  const auto field_of = [](const json* object, std::initializer_list<const char*> path) -> const json* {
+    for (const char* key : path) {
+      if (object == nullptr || !object->is_object() || !object->contains(key)) return nullptr;
+      object = &object->at(key);
+    }
+    return object;
+  };
+  for (const json* named : {field_of(inputs_case, {"hyperparameters", "optimizer"}), field_of(inputs_case, {"base", "hyperparameters", "optimizer"}),
+                            field_of(inputs_case, {"format"})}) {
+    if (named != nullptr && *named != saved.entry) {
+      throw CaseFileError("the case's inputs are " + named->dump() + " inputs, but its 'entry' says '" + saved.entry + "'; fix one of them");
+    }
+  }
+  if (const json* blocks = field_of(inputs_case, {"blocksize"}); blocks != nullptr && *blocks != saved.blocksize) {
+    throw CaseFileError("the case's inputs have block size " + blocks->dump() + ", but its 'blocksize' says " +
+                        std::to_string(saved.blocksize) + "; fix one of them");
   }
   // A fingerprint of another type (5, null) was taken for none, which let an edited case through.
   if (j.contains("fingerprint") && !j.at("fingerprint").is_string()) {

@@ -308,6 +308,12 @@ int run_replay_command(const ReplayCommand& command) {
                 " skipped for want of a usable GPU, which BITPARITY_REQUIRE_GPU requires; run them where one is");
     return exit_gpu_missing;
   }
+  // The rule of check and fuzz: a replay whose every case was skipped checked nothing.
+  if (held + kills == 0 && skipped > 0) {
+    print_error("every case was skipped (" + std::to_string(skipped) + ", for want of their device), so nothing was checked; "
+                "replay them where the device is, or with --implementation cpu");
+    return exit_failed;
+  }
   return exit_passed;
 }
 

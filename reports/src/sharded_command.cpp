@@ -570,7 +570,10 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   const auto any_row = [&plan](auto&& reads) { return std::any_of(plan.rows.begin(), plan.rows.end(), reads); };
   const bool has_steps = any_row([](const ShardedRowPlan& row) { return row.property == "P6" || row.property == "P11"; });
   if (!has_steps && command.steps_given) throw UsageError("--steps is for the optimizer steps of P6 and P11; add --property P6, or drop --steps");
-  if (!has_steps && !command.state_bits.empty()) throw UsageError("--states is for the optimizer steps of P6 and P11; add --property P6, or drop --states");
+  // --states picks the 32- or 8-bit step of every optimizer row: P6's, P11's and P2r's.
+  if (!command.state_bits.empty() && !any_row([](const ShardedRowPlan& row) { return distributed::is_optimizer_family(row.family); })) {
+    throw UsageError("--states is for the optimizer steps of P6, P11 and P2r; add --property P6, or drop --states");
+  }
   if (!command.optimizers.empty() && !any_row([](const ShardedRowPlan& row) { return distributed::is_optimizer_family(row.family); })) {
     throw UsageError("--optimizer is for P6, P11 and P2r's optimizer steps, and the options select none; drop --optimizer or add --property P6");
   }

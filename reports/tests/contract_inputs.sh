@@ -156,7 +156,7 @@ case["entry"] = "sgd"
 del case["fingerprint"]
 json.dump(case, open("renamed.json", "w"))
 PYTHON
-    refused "the case's inputs are \"adam\" hyperparameters, but its 'entry' says 'sgd'" "$bin" replay renamed.json
+    refused "the case's inputs are \"adam\" inputs, but its 'entry' says 'sgd'" "$bin" replay renamed.json
     echo "ok: no results file replaces an input; a case is replayed once, as what it holds"
     ;;
   list-json)
@@ -255,6 +255,25 @@ PYTHON
     # A NUL in a map's name cut the message before its reason.
     python3 -c 'import json; print(json.dumps({"name": "ab\u0000cd", "values": [hex(0x3f800000 - i) for i in range(16)]}))' >nul-name.json
     refused "code map name 'ab.x00cd' is not usable; use 1 to 64 letters" "$bin" check --suite quant --map nul-name.json --cases 1
+    # From the sweep after it: a NUL and junk after a document parsed as the document; an edited
+    # entry or block size of an 8-bit step or a quantizer case ran under the new label; an f32 NaN
+    # payload no f16 holds ran; a replay whose every case was skipped passed.
+    { cat "$adam"; printf '\0garbage'; } >nul-junk.json
+    refused "nul-junk.json: .*holds a NUL byte at byte [0-9]*, which no JSON text does" "$bin" replay nul-junk.json
+    p1q=$(ls "$corpus"/cases/P1q-adam-f32-64-mutant.optim8-absmax-before-update-*.json)
+    edit_case "$p1q" entry.json 'del c["fingerprint"]; c["entry"] = "sgd"'
+    refused "entry.json: the case's inputs are \"adam\" inputs, but its 'entry' says 'sgd'" "$bin" replay entry.json
+    edit_case "$p1q" blocks.json 'del c["fingerprint"]; c["blocksize"] = 128'
+    refused "blocks.json: the case's inputs have block size 64, but its 'blocksize' says 128" "$bin" replay blocks.json
+    edit_case "$f16case" nan.json 'del c["fingerprint"]; c["inputs"]["values"]["values"][0] = "nan 0x7fc00001"'
+    refused "nan.json: .*is no f16 value" "$bin" replay --implementation cpu nan.json
+    if ! "$bin" list | grep -q "^  cuda:0\$"; then
+      edit_case "$adam" on-cuda.json 'del c["fingerprint"]; c["implementation"] = "cuda:0"'
+      "$bin" replay on-cuda.json >out.txt 2>&1
+      code=$?
+      [ "$code" -eq 1 ] && grep -q "^error: every case was skipped (1, for want of their device), so nothing was checked" out.txt ||
+        { cat out.txt; fail "a replay that skipped every case: exit $code"; }
+    fi
     echo "ok: the third sweep's inputs are refused, not crashed on, hung on or run"
     ;;
   rank-case-refusal)

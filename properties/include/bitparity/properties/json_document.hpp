@@ -15,7 +15,7 @@ inline constexpr int kDeepestJson = 64;
 
 // The parsed document; nlohmann::json::parse_error for text that is not JSON, and
 // nlohmann::json::other_error (id 598) "key 'K' appears twice in one object" for a repeated key,
-// and (id 597) for nesting deeper than kDeepestJson.
+// (id 597) for nesting deeper than kDeepestJson, and (id 596) for a NUL byte anywhere.
 nlohmann::json parse_json_document(std::string_view text);
 
 }  // namespace bitparity::properties
