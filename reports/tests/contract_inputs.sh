@@ -143,7 +143,7 @@ PYTHON
     refused "is the --map file" "$bin" drift --eight-bit --map ramp8.json --steps 2 --elements 8 --json ramp8.json
     cmp -s ramp8.json before.json || fail "the map was changed"
     cp "$faulty" plugin.so
-    refused "--json 'plugin.so' is the plugin 'plugin.so'" "$bin" check --implementation plugin:plugin.so --suite quant --cases 1 --json plugin.so
+    refused "--json 'plugin.so' is the plugin './plugin.so'" "$bin" check --implementation plugin:./plugin.so --suite quant --cases 1 --json plugin.so
     cmp -s plugin.so "$faulty" || fail "the plugin was changed"
     # A case given twice ran and counted twice.
     source_case="$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json"
