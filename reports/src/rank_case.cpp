@@ -77,15 +77,7 @@ std::string schema_of(const nlohmann::json& document) {
 }
 
 nlohmann::json parsed_file(const fs::path& file) {
-  const std::string what = std::string("a rank case from CORPUS/") + kRankCaseFolder;
-  const std::string text = read_text_file(file, 256 * kMiB, what);
-  try {
-    return properties::parse_json_document(text);
-  } catch (const nlohmann::json::other_error& error) {
-    throw UsageError(file.string() + ": " + json_error_text(error) + "; give " + what);
-  } catch (const nlohmann::json::exception& error) {
-    throw UsageError(file.string() + ": not valid JSON (" + json_error_text(error) + "); give " + what);
-  }
+  return read_json_file(file, 256 * kMiB, std::string("a rank case from CORPUS/") + kRankCaseFolder);
 }
 
 std::string text_field(const nlohmann::json& document, const char* name, const fs::path& file) {
