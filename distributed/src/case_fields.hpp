@@ -3,6 +3,7 @@
 // field, and the sizes a shrinking step tries.
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,17 @@ inline std::int64_t whole_number(const nlohmann::json& object, const char* key, 
                                     std::to_string(hi));
   }
   return value;
+}
+
+// A field the case format does not have (a typo, or an edit meant for another format) would be
+// ignored silently: it is refused, named, with the fields the format has.
+inline void refuse_unknown_fields(const nlohmann::json& object, std::initializer_list<const char*> fields) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find_if(fields.begin(), fields.end(), [&](const char* f) { return key == f; }) != fields.end()) continue;
+    std::string names;
+    for (const char* f : fields) names += (names.empty() ? "" : ", ") + std::string(f);
+    throw properties::CaseFileError("the case has no field '" + (key.size() > 64 ? key.substr(0, 64) + "..." : key) + "'; its fields are " + names);
+  }
 }
 
 // Smaller sizes than n, at least `least`, most shrinking first: least, n/2, then n less a quarter,

@@ -114,6 +114,8 @@ json encode_gathered_case(const GatheredCase& c) {
 
 GatheredCase decode_gathered_case(const json& j) {
   if (!j.is_object()) throw CaseFileError("the case must be an object");
+  case_fields::refuse_unknown_fields(j, {"entry", "dtype", "format", "hyperparameters", "convert_to", "sizes", "dim", "piece_dim",
+                                         "pieces", "blocksize", "tensors", "initial"});
   GatheredCase c;
   GatheredTarget& t = c.target;
   try {

@@ -200,6 +200,8 @@ json encode_sharded_case(const ShardedCase& c) {
 
 ShardedCase decode_sharded_case(const json& j) {
   if (!j.is_object()) throw CaseFileError("the case must be an object");
+  case_fields::refuse_unknown_fields(j, {"optimizer", "states", "blocksize", "layout", "microbatches", "groups", "regroup_step",
+                                         "regrouped", "resume", "steps", "initial", "gradients"});
   ShardedCase c;
   ShardedConfig& config = c.config;
   if (!j.contains("optimizer") || !j.at("optimizer").is_string()) throw CaseFileError("'optimizer' must be an optimizer's name");
@@ -288,7 +290,15 @@ ShardedCase decode_sharded_case(const json& j) {
                           ", microbatch " + std::to_string(std::get<1>(key)) + " is given twice");
     }
   }
+  if (initial.size() != ids.size()) {
+    for (const auto& [key, value] : initial.items()) {
+      const bool known = std::any_of(ids.begin(), ids.end(), [&](std::uint64_t id) { return std::to_string(id) == key; });
+      if (!known) throw CaseFileError("'initial' holds values of '" + (key.size() > 64 ? key.substr(0, 64) + "..." : key) + "', which is no parameter of 'groups'");
+    }
+  }
+  std::size_t read_gradients = 0;
   for_each_gradient(c, [&](std::int64_t step, int m, std::uint64_t id, std::int64_t numel, DType grad_dtype) {
+    ++read_gradients;
     const std::string what = "the gradient of parameter " + std::to_string(id) + " at step " + std::to_string(step) + ", microbatch " + std::to_string(m);
     const auto found = listed.find({step, m, id});
     if (found == listed.end()) throw CaseFileError("'gradients' lacks " + what);
@@ -301,6 +311,15 @@ ShardedCase decode_sharded_case(const json& j) {
     if (decoded.size() != static_cast<std::size_t>(numel)) throw CaseFileError(what + " holds " + std::to_string(decoded.size()) + " values, not " + std::to_string(numel));
     values->gradients[{step, m, id}] = std::move(decoded);
   });
+  if (read_gradients != listed.size()) {
+    for (const auto& [key, values_json] : listed) {
+      if (values->gradients.count(key) == 0) {
+        throw CaseFileError("'gradients' holds the gradient of parameter " + std::to_string(std::get<2>(key)) + " at step " +
+                            std::to_string(std::get<0>(key)) + ", microbatch " + std::to_string(std::get<1>(key)) +
+                            ", which no step of the case reads; remove it");
+      }
+    }
+  }
   config.recorded = std::move(values);
   return c;
 }

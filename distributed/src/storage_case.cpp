@@ -103,6 +103,8 @@ json encode_storage_case(const StorageCase& c) {
 
 StorageCase decode_storage_case(const json& j) {
   if (!j.is_object()) throw CaseFileError("the case must be an object");
+  case_fields::refuse_unknown_fields(j, {"format", "storage_dtype", "compute_dtype", "layout", "grad_dtype", "blocksize", "numel",
+                                         "rows", "columns", "storage", "absmax", "adapter", "adapter_grad"});
   StorageCase c;
   StorageTarget& target = c.target;
   try {

@@ -88,7 +88,7 @@ case "$kind" in
     ;;
   signal)
     # A rank killed (kill9) or stopped (stop) from outside. Killed: the rows finished before it are
-    # in --json (rank 0 writes after every row; they were lost). Stopped: the ranks that notice name
+    # in --json (rank 0 writes after the first row, then once a second; they were lost). Stopped: the ranks that notice name
     # the stopped rank, not only themselves ("no progress ... (a peer rank failed or hangs)").
     marker="--seed 43$(printf %s "$kind$arg" | cksum | cut -c1-6)"
     rm -f rows.json
@@ -176,7 +176,8 @@ assert "stopped by a signal after" in d["results"][-1]["incomplete"], d["results
     ;;
   refusals)
     # Every rank parses the same input: one line, from rank 0, well inside the others' wait.
-    for bad in "sharded --states 0" "sharded --nonsense" "sharded --case $out.missing.json" "nonsense"; do
+    # A one-process command under mpirun: every rank ran it whole and wrote the same --json.
+    for bad in "sharded --states 0" "sharded --nonsense" "sharded --case $out.missing.json" "nonsense" "check --suite quant --cases 1"; do
       start=$(date +%s)
       mpirun -np "$world" "$bin" $bad >"$out" 2>"$err"
       code=$?

@@ -113,6 +113,16 @@ TEST(ShardedCase, RefusesMalformedCases) {
   EXPECT_NE(refusal([](auto& j) { j["groups"][0]["param_dtype"] = "u8"; }).find("must be f32, f16 or bf16"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["groups"][0]["hyperparameters"]["lr"] = properties::encode_float(-1.0f); }).find("hyperparameters outside the optimizer's domain"),
             std::string::npos);
+  // Fields and values no run reads were accepted and ignored: an edit there changed nothing.
+  EXPECT_NE(refusal([](auto& j) { j["step"] = 3; }).find("the case has no field 'step'; its fields are optimizer,"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["initial"]["424242"] = j["initial"].begin().value(); }).find("'initial' holds values of '424242', which is no parameter"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto& j) {
+              nlohmann::json extra = j["gradients"][0];
+              extra["step"] = 999;
+              j["gradients"].push_back(extra);
+            }).find("at step 999, microbatch 0, which no step of the case reads"),
+            std::string::npos);
 }
 
 TEST(ShardedCase, EveryShrinkingStepIsASmallerValidCase) {
@@ -205,6 +215,7 @@ TEST(StorageCase, RefusesMalformedCases) {
   EXPECT_NE(refusal([](auto& j) { j["storage_dtype"] = "u8"; }).find("u8"), std::string::npos);  // a gradient on integer storage
   EXPECT_NE(refusal([](auto& j) { j["grad_dtype"] = "none"; }).find("an adapter is given"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["layout"] = "fsdp3"; }).find("'layout' must be fsdp1-flat or fsdp2-dim0"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["quant_storage"] = "u8"; }).find("the case has no field 'quant_storage'"), std::string::npos);
 }
 
 TEST(StorageCase, EveryShrinkingStepIsASmallerValidCase) {

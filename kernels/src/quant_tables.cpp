@@ -280,12 +280,14 @@ class MapRegistry {
     }
     if (!valid_map_name(map.name)) {
       // Shown escaped: a NUL in the name cut the message there, before its reason and its fix.
+      // Only its first 64 characters: a name of a page of text made a page of message.
       std::string shown;
-      for (const unsigned char c : map.name) {
+      for (const unsigned char c : map.name.substr(0, 64)) {
         char escaped[8];
         std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
         shown += c >= 0x20 && c < 0x7F ? std::string(1, static_cast<char>(c)) : std::string(escaped);
       }
+      if (map.name.size() > 64) shown += "... (" + std::to_string(map.name.size()) + " characters)";
       throw Error(ErrorCode::invalid_argument, "code map name '" + shown +
                                                    "' is not usable; use 1 to 64 letters, digits, '.', '_' or '-'");
     }

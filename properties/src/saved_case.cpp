@@ -127,6 +127,16 @@ SavedCase parse_saved_case(const json& j) {
   if (schema != kCaseSchema) {
     throw CaseFileError("schema '" + schema + "' is not " + kCaseSchema + "; this build reads only that schema");
   }
+  // A field the format does not have (a typo such as "input" for "inputs") would be ignored silently.
+  static const std::vector<std::string> kFields = {"schema", "property", "property_name", "claim", "suite", "implementation",
+                                                   "entry", "dtype", "blocksize", "violation", "description", "fingerprint",
+                                                   "replay", "found", "inputs", "input_notes", "code_maps", "code_map"};
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(kFields.begin(), kFields.end(), key) != kFields.end()) continue;
+    std::string names;
+    for (const auto& f : kFields) names += (names.empty() ? "" : ", ") + f;
+    throw CaseFileError("a case file has no field '" + (key.size() > 64 ? key.substr(0, 64) + "..." : key) + "'; its fields are " + names);
+  }
   SavedCase saved;
   saved.property = string_field(j, "property");
   saved.implementation = string_field(j, "implementation");

@@ -174,6 +174,8 @@ TEST_F(CaseFiles, RefusesWhatIsWrongAndSaysWhat) {
   EXPECT_NE(edited([](auto& f) { f["inputs"]["values"]["values"][0] = "1.0"; }).find("not \"hexfloat bits\""), std::string::npos);
   EXPECT_NE(edited([](auto& f) { f["inputs"]["shape"] = {1 << 20, 1 << 20}; }).find("more than 2^24 elements"), std::string::npos);
   EXPECT_NE(edited([](auto& f) { f["inputs"]["out_dtype"] = "f64"; }).find("input 'out_dtype'"), std::string::npos);
+  EXPECT_NE(edited([](auto& f) { f["input"] = f["inputs"]; }).find("a case file has no field 'input'; its fields are schema,"),
+            std::string::npos);
   // Storage dtypes are no output of dequantize: refused, not replayed into a "violation" (or a kill).
   for (const char* storage : {"u8", "packed4"}) {
     EXPECT_NE(edited([&](auto& f) { f["inputs"]["out_dtype"] = storage; }).find("is not a float dtype; use f32, f16 or bf16"), std::string::npos)

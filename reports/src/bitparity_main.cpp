@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/reports/check_over_ranks.hpp"
 #include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
@@ -213,6 +214,16 @@ int run_command(int argc, char** argv) {
       // After an option of its own the program has no command to name: its own help then.
       const std::string help = first.starts_with("-") ? "bitparity --help" : "bitparity " + first + " --help";
       return refuse(plain_parse_error(error.what()) + " (" + help + " lists the options)", exit_bad_input);
+    }
+    // Under mpirun every rank would run a one-process command whole and write the same files.
+    const bool runs_over_ranks = app.got_subcommand("sharded") ||
+                                 (app.got_subcommand("check") &&
+                                  std::any_of(check.suite_names.begin(), check.suite_names.end(), is_suite_over_ranks));
+    if (!runs_over_ranks && launched_world_size() > 1) {
+      return refuse("bitparity " + app.get_subcommands().front()->get_name() + " runs in one process, and mpirun started " + std::to_string(launched_world_size()) +
+                        " copies of it, each writing the same files; run it without mpirun (under mpirun: bitparity sharded, or "
+                        "check --suite with a suite over ranks)",
+                    exit_bad_input);
     }
     if (app.got_subcommand("check")) return run_check_command(check);
     if (app.got_subcommand("fuzz")) return run_fuzz_command(fuzz);

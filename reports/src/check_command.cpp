@@ -369,6 +369,12 @@ int run_check_command(const CheckCommand& command) {
   check_block_sizes(options, plan_check(every_size));
   const std::vector<PlannedRow> plan = plan_check(options);
   if (plan.empty()) throw UsageError("the selection runs no rows: " + why_empty(options));
+  const bool all_sweeps = std::all_of(plan.begin(), plan.end(), [](const PlannedRow& row) { return row.property->exhaustive; });
+  if (command.cases_given && all_sweeps) {
+    throw UsageError("--cases " + std::to_string(options.cases_per_block_size) +
+                     ": the selected rows are exhaustive sweeps, which draw no random cases; drop --cases, or give "
+                     "--seconds to bound the sweeps");
+  }
   refuse_when_nothing_applies(not_applicable_reasons(plan), "selected rows");
   std::size_t skipped = 0;
   const bool has_gpu = std::any_of(options.devices.begin(), options.devices.end(), [](const std::string& d) { return d != "cpu"; });
@@ -419,7 +425,7 @@ int run_check_command(const CheckCommand& command) {
   if (command.json_given) {
     nlohmann::json document = check_document(rows, options, plan.size(), skipped);
     if (!findings.empty()) document["findings"] = findings_json(findings);
-    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
+    std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   } else {
     std::printf("results: printed only (add --json FILE to keep them)\n");
   }

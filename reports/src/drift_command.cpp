@@ -227,7 +227,7 @@ int run_drift_command(const DriftCommand& command) {
                                {"complete", !interrupted()},
                                {"drift", list}};
     if (interrupted()) document["interrupted"] = interrupt_name();
-    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
+    std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
   return nonfinite == 0 ? exit_passed : exit_failed;

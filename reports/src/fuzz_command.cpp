@@ -433,7 +433,7 @@ int run_fuzz_command(const FuzzCommand& command) {
                                      }()},
                                      {"new_corpus_cases", totals.new_cases},
                                      {"corpus", options.corpus}};
-    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
+    std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
   // A failure whose case was not saved, or a state that was not, is a result lost: exit 3.

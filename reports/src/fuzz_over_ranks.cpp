@@ -417,7 +417,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
                                      {"failures", failures},
                                      {"new_corpus_cases", new_cases},
                                      {"corpus", command.corpus}};
-    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
+    std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
   // The rule of check and replay: a run that checked nothing does not pass.

@@ -43,6 +43,18 @@ int launched_rank() {
   return -1;
 }
 
+int launched_world_size() {
+  if (launched_rank() < 0) return 1;
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') continue;
+    char* end = nullptr;
+    const long size = std::strtol(text, &end, 10);
+    if (*end == '\0' && size >= 1 && size < (1L << 30)) return static_cast<int>(size);
+  }
+  return 1;
+}
+
 bool refusal_left_to_rank_0() {
   if (launched_rank() <= 0 || mpi_started()) return false;
   // The launcher ends this rank with SIGTERM once rank 0 has exited with its refusal.

@@ -14,6 +14,7 @@
 #include "bitparity/kernels/optimizer8.hpp"
 #include "bitparity/properties/property.hpp"
 #include "bitparity/reports/commands.hpp"
+#include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
@@ -164,7 +165,7 @@ int run_list_command(const ListCommand& command) {
   std::printf("CUDA launchers %s\n", d.at("cuda_built").get<bool>() ? "built" : "not built (nvcc was not found)");
   if (command.json_given) {
     write_result_file(command.json, json_file_text(d));
-    std::printf("results: %s\n", command.json.c_str());
+    std::printf("results: %s\n", printable_text(command.json).c_str());
   }
   return exit_passed;
 }

@@ -202,7 +202,7 @@ int run_mutants_command(const MutantsCommand& command) {
                                {"kill_seconds", kill_times},
                                {"mutants", list}};
     if (interrupted()) document["interrupted"] = interrupt_name();
-    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
+    std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
   return survivors == 0 && harness_errors == 0 ? exit_passed : exit_failed;

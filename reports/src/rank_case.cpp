@@ -276,6 +276,17 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
     throw UsageError(file.string() + ": not a rank case (" + kRankCaseSchema + "); give a file from CORPUS/" + kRankCaseFolder +
                      " (bitparity fuzz saves them there), or replay a one-process case with bitparity replay FILE");
   }
+  // A field the format does not have (a typo, an edit meant elsewhere) would be ignored silently.
+  static const std::vector<std::string> kFields = {"schema", "property", "entry", "target", "dtype", "layout", "world_size",
+                                                   "implementation", "arguments", "violation", "build", "reproduction",
+                                                   "found", "shrinking", "case"};
+  for (const auto& [key, value] : document.items()) {
+    if (std::find(kFields.begin(), kFields.end(), key) != kFields.end()) continue;
+    std::string names;
+    for (const auto& f : kFields) names += (names.empty() ? "" : ", ") + f;
+    throw UsageError(file.string() + ": a rank case has no field '" + printable_text(key.size() > 64 ? key.substr(0, 64) + "..." : key) +
+                     "'; its fields are " + names);
+  }
   RankCase saved;
   saved.file = file.string();
   saved.property = text_field(document, "property", file);

@@ -6,6 +6,7 @@
 
 #include "bitparity/reports/cli_checks.hpp"
 #include "bitparity/reports/interrupt.hpp"
+#include "bitparity/reports/progress.hpp"
 #include "rank_runs.hpp"
 #include "shell_words.hpp"
 
@@ -68,10 +69,35 @@ RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, 
   RankHunt hunt;
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(budget_seconds));
+  // The first round is the least evidence a hunt can give, so a budget shorter than it (a loaded
+  // machine, 3 ranks on 2 cores) does not cut it: it may run ten budgets, up to kFirstRoundLimit
+  // (never less than the budget), and the ranks' own watchdog (sharded --stuck-seconds) ends a hang.
+  const double first_round_seconds =
+      std::max(budget_seconds, std::min(10 * budget_seconds, std::chrono::duration<double>(kFirstRoundLimit).count()));
+  const auto first_round_deadline =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(first_round_seconds));
   const std::string rows_file = folder + "/rows.json", output = folder + "/output.txt";
   auto finish = [&]() -> RankHunt {
     hunt.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return hunt;
+  };
+  // The first failing row names the kill; a failing row of a property the fault cannot reach makes
+  // it a harness error.
+  auto judge = [&](const nlohmann::json& results) {
+    for (const auto& row : results) {
+      if (row.at("wrong_elements").get<std::int64_t>() == 0) continue;
+      const std::string property = row.at("property").get<std::string>();
+      const bool reached = std::find(mutant.alters.begin(), mutant.alters.end(), property) != mutant.alters.end();
+      if (hunt.property.empty() || (!reached && !hunt.harness_error)) {
+        hunt.property = property;
+        hunt.target = row.at("entry").get<std::string>() + " " + row.at("target").get<std::string>() + "/" +
+                      row.at("dtype").get<std::string>() + " " + row.at("layout").get<std::string>() + " on " +
+                      std::to_string(row.at("world_size").get<int>()) + " ranks";
+        hunt.counterexample = row.value("counterexample", std::string());
+        hunt.harness_error = !reached;
+      }
+    }
+    hunt.killed = !hunt.harness_error && !hunt.property.empty();
   };
   for (std::uint64_t round_seed = seed;; ++round_seed) {
     if (hunt.rounds > 0 && std::chrono::steady_clock::now() >= deadline) return finish();
@@ -82,19 +108,23 @@ RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, 
     args.insert(args.end(), {"--json", rows_file});
     std::filesystem::remove(rows_file);
     ++hunt.rounds;
-    const RankRun round = run_over_ranks(launcher, kRankMutantWorld, args, output, deadline);
+    const RankRun round = run_over_ranks(launcher, kRankMutantWorld, args, output, hunt.rounds == 1 ? first_round_deadline : deadline);
     if (round.exit_code < 0) {
       if (interrupted()) {
         hunt.stopped = true;
       } else if (!round.failure.empty()) {
         hunt.harness_error = true;
         hunt.counterexample = round.failure;
-      } else if (hunt.rounds == 1) {
-        // Stopped at the deadline before any round ended: no row says anything, so the mutant has
-        // not survived anything either.
-        hunt.harness_error = true;
-        hunt.counterexample = "the first run over ranks gave no rows within the budget (hung, or slower than --seconds allows): "
-                              "nothing was proven; raise --seconds, or see why it stalls with `" + hunt.replay + "`";
+      } else {
+        // Stopped at its deadline: the rows it finished before the stop still count.
+        const RankRows rows = read_rank_rows(rows_file, round, output);
+        if (rows.broken.empty()) judge(rows.results);
+        if (!hunt.killed && !hunt.harness_error && hunt.rounds == 1) {
+          hunt.harness_error = true;
+          hunt.counterexample = "the first run over ranks was stopped after " + format_duration(first_round_seconds) +
+                                " without a failing row (hung, or slower than ten budgets): nothing was proven; raise --seconds, "
+                                "or see why it stalls with `" + hunt.replay + "`";
+        }
       }
       return finish();
     }
@@ -104,25 +134,8 @@ RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, 
       hunt.counterexample = rows.broken;
       return finish();
     }
-    for (const auto& row : rows.results) {
-      if (row.at("wrong_elements").get<std::int64_t>() == 0) continue;
-      const std::string property = row.at("property").get<std::string>();
-      const bool reached = std::find(mutant.alters.begin(), mutant.alters.end(), property) != mutant.alters.end();
-      // The first failing row names the kill; any row the fault cannot reach makes it a harness error.
-      if (hunt.property.empty() || (!reached && !hunt.harness_error)) {
-        hunt.property = property;
-        hunt.target = row.at("entry").get<std::string>() + " " + row.at("target").get<std::string>() + "/" +
-                      row.at("dtype").get<std::string>() + " " + row.at("layout").get<std::string>() + " on " +
-                      std::to_string(row.at("world_size").get<int>()) + " ranks";
-        hunt.counterexample = row.value("counterexample", std::string());
-        hunt.harness_error = !reached;
-      }
-    }
-    if (hunt.harness_error) return finish();
-    if (!hunt.property.empty()) {
-      hunt.killed = true;
-      return finish();
-    }
+    judge(rows.results);
+    if (hunt.harness_error || hunt.killed) return finish();
     if (round.exit_code != 1) {  // a survived round exits 1; anything else broke
       hunt.harness_error = true;
       hunt.counterexample = "the run over ranks ended with exit " + std::to_string(round.exit_code) + ": " + what_the_run_said(output);

@@ -3,6 +3,7 @@
 // quantized-storage faults (P10) and the checkpoint faults (P11). `bitparity mutants` hunts each
 // over real ranks by starting `mpirun -np 3 bitparity sharded --mutant NAME` itself and reading
 // the rows it writes, so that one command proves every catalogued mutant killed.
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 namespace bitparity::reports {
 
 inline constexpr int kRankMutantWorld = 3;  // ranks per hunt: uneven shards, and a middle rank
+// A hunt's first round may run ten budgets, but no longer than this unless the budget itself is.
+inline constexpr std::chrono::seconds kFirstRoundLimit{300};
 
 struct RankMutant {
   std::string name;         // as `sharded --mutant` takes it
@@ -41,8 +44,9 @@ struct RankHunt {
 };
 
 // Runs rounds of `sharded --mutant NAME --seed S` (S = seed, seed + 1, ...) over
-// kRankMutantWorld ranks until one kills the mutant or `budget_seconds` pass; a round still running
-// at the budget is stopped. The rounds write their rows and output in `folder`.
+// kRankMutantWorld ranks until one kills the mutant or `budget_seconds` pass; a later round still
+// running at the budget is stopped (the first may run ten budgets, up to kFirstRoundLimit), and
+// the rows it finished still count. The rounds write their rows and output in `folder`.
 RankHunt hunt_over_ranks(const RankMutant& mutant, const std::string& launcher, const std::string& folder,
                          double budget_seconds, std::uint64_t seed);
 

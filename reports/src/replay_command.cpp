@@ -294,7 +294,7 @@ int run_replay_command(const ReplayCommand& command) {
   if (command.json_given) {
     const nlohmann::json document = {{"schema", "bitparity.replay/1"}, {"bitparity", version_string()},
                                      {"complete", !interrupted()}, {"results", results}};
-    std::printf("results: %s\n", write_results_document(command.json_path, document).c_str());
+    std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
   if (invalid > 0) {

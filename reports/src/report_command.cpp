@@ -212,7 +212,8 @@ int run_report_command(const ReportCommand& command) {
     std::printf("  REGRESSION %s: %s (baseline %g, now %g, ratio %s)\n", r.value("kind", "").c_str(), r.value("what", "").c_str(),
                 r.value("baseline", 0.0), r.value("now", 0.0), ratio.c_str());
   }
-  std::printf("report: %s, %s, %s%s\n", (out / "report.json").c_str(), (out / "report.md").c_str(), (out / "report.html").c_str(),
+  std::printf("report: %s, %s, %s%s\n", printable_text((out / "report.json").string()).c_str(),
+              printable_text((out / "report.md").string()).c_str(), printable_text((out / "report.html").string()).c_str(),
               complete ? "" : " (partial: interrupted; a complete report in --out is left as it was)");
   if (interrupted()) return interrupted_exit_code();
   return passed ? exit_passed : exit_failed;

@@ -55,15 +55,41 @@ void check_result_path(const std::string& option, const std::string& path) {
     throw UsageError(option + " '" + path + "' cannot be used: " + reason(errno) + fix);
   }
   const fs::path folder = folder_of(target);
+  // The folders made for the probe go again: a run refused after this check (a later option, a
+  // missing input) leaves nothing behind, and the writer makes them when it writes.
+  std::vector<fs::path> made;  // deepest first
   std::error_code error;
+  for (fs::path p = folder; !p.empty() && !fs::exists(p, error) && !error; p = p.parent_path()) {
+    made.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  const auto remove_made = [&made] {
+    std::error_code ignored;
+    for (const fs::path& p : made) fs::remove(p, ignored);  // only an empty folder goes
+  };
   fs::create_directories(folder, error);
-  if (error) throw UsageError(option + " '" + path + "': cannot make its folder '" + folder.string() + "': " + error.message() + fix);
+  if (error) {
+    remove_made();
+    throw UsageError(option + " '" + path + "': cannot make its folder '" + folder.string() + "': " + error.message() + fix);
+  }
   std::string probe;
   const int fd = fixtures::make_temporary_beside(target.string(), probe);
-  if (fd < 0) throw UsageError(option + " '" + path + "': cannot create a file in '" + folder.string() + "': " + reason(errno) + fix);
-  ::close(fd);
-  ::unlink(probe.c_str());
+  const int probe_error = errno;
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
+  remove_made();
+  if (fd < 0) throw UsageError(option + " '" + path + "': cannot create a file in '" + folder.string() + "': " + reason(probe_error) + fix);
 }
+
+namespace {
+// The result's folder, made where check_result_path found none (it removes the ones it made).
+void make_folder_of(const std::string& path) {
+  std::error_code ignored;  // a folder that cannot be made fails the write, which says why
+  fs::create_directories(folder_of(fs::path(path)), ignored);
+}
+}  // namespace
 
 void check_result_apart_from_input(const std::string& option, const std::string& path, const std::string& input,
                                    const std::string& what) {
@@ -100,6 +126,7 @@ std::string json_file_text(const nlohmann::json& document, int indent) {
 }
 
 void write_result_file(const std::string& path, const std::string& text) {
+  make_folder_of(path);
   try {
     fixtures::write_file_atomically(path, text);
   } catch (const fixtures::WriteFailure& e) {
@@ -144,6 +171,7 @@ std::string write_results_document(const std::string& path, const nlohmann::json
 }
 
 void write_result_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  for (const auto& [path, text] : files) make_folder_of(path);
   try {
     fixtures::write_files_together(files);
   } catch (const fixtures::WriteFailure& e) {

@@ -206,6 +206,22 @@ PYTHON
     refused "nan.json: not valid JSON (.*); give a rank case" "$bin" sharded --case nan.json
     echo "ok: a key given twice is refused, naming it"
     ;;
+  unknown-fields)
+    # A field the format does not have was ignored: an edit there (a typo) changed nothing, silently.
+    edit() {  # edit IN OUT PYTHON-STATEMENT-ON-d
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $3; json.dump(d, open(sys.argv[2],'w'))" "$1" "$2"
+    }
+    edit "$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json" typo-case.json 'd["input"] = d.pop("input_notes")'
+    refused "typo-case.json: .*a case file has no field 'input'; its fields are schema," "$bin" replay typo-case.json
+    rank="$(ls "$corpus"/over-ranks/P6-*gradients-by-position-*.json)"
+    edit "$rank" typo-rank.json 'd["world"] = 5'
+    refused "typo-rank.json: a rank case has no field 'world'; its fields are schema," "$bin" sharded --case typo-rank.json
+    edit "$rank" extra-initial.json 'd["case"]["initial"]["424242"] = []'
+    refused "extra-initial.json: case: 'initial' holds values of '424242', which is no parameter of 'groups'" "$bin" sharded --case extra-initial.json
+    edit "$rank" extra-field.json 'd["case"]["lr"] = 1'
+    refused "extra-field.json: case: the case has no field 'lr'" "$bin" sharded --case extra-field.json
+    echo "ok: fields no format has are refused, naming them"
+    ;;
   third-sweep)
     # What a third sweep of about 960 inputs found.
     adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"
@@ -247,14 +263,26 @@ PYTHON
     cp "$faulty" s.so
     refused "is the plugin" "$bin" replay "$adam" --implementation "plugin:$PWD/s.so" --json "$PWD/s.so"
     cmp -s s.so "$faulty" || fail "the plugin was overwritten"
-    # A fuzz run that visited nothing passed ("0 visits", exit 0).
-    "$bin" fuzz --budget 0.001s --corpus nothing >out.txt 2>&1
+    # A fuzz run that visited nothing passed ("0 visits", exit 0). A budget of 1 µs ends while the
+    # units are planned (1 ms did not, once, on a fast machine).
+    "$bin" fuzz --budget 0.000001s --corpus nothing >out.txt 2>&1
     code=$?
     [ "$code" -eq 1 ] && grep -q "^error: no visit ran, so nothing was checked: the budget of .* ended first" out.txt ||
       { cat out.txt; fail "a fuzz that checked nothing: exit $code"; }
     # A NUL in a map's name cut the message before its reason.
     python3 -c 'import json; print(json.dumps({"name": "ab\u0000cd", "values": [hex(0x3f800000 - i) for i in range(16)]}))' >nul-name.json
     refused "code map name 'ab.x00cd' is not usable; use 1 to 64 letters" "$bin" check --suite quant --map nul-name.json --cases 1
+    # A name of 100000 characters made a message of 100000 characters.
+    python3 -c 'import json; print(json.dumps({"name": "n" * 100000, "values": [hex(0x3f800000 - i) for i in range(16)]}))' >long-name.json
+    refused "code map name 'n\{64\}\.\.\. (100000 characters)' is not usable" "$bin" check --suite quant --map long-name.json --cases 1
+    [ "$(wc -c <out.txt)" -lt 400 ] || fail "the refusal of a long map name is $(wc -c <out.txt) bytes"
+    # A run refused after its --json was checked left the folders made for that check behind.
+    refused "no-such-case.json" "$bin" replay no-such-case.json --json made/deeper/out.json
+    [ ! -e made ] || fail "a refused run left the folder made/ behind"
+    "$bin" list --json made/deeper/out.json >out.txt 2>&1 && [ -s made/deeper/out.json ] || { cat out.txt; fail "list --json into new folders"; }
+    # A result path with a newline broke the "results:" line in two.
+    "$bin" list --json "$(printf 'new\nline.json')" >out.txt 2>&1 || { cat out.txt; fail "list --json with a newline in the path"; }
+    grep -qx 'results: new\\nline.json' out.txt || { cat out.txt; fail "the results line does not escape the newline"; }
     # From the sweep after it: a NUL and junk after a document parsed as the document; an edited
     # entry or block size of an 8-bit step or a quantizer case ran under the new label; an f32 NaN
     # payload no f16 holds ran; a replay whose every case was skipped passed.

@@ -7,6 +7,9 @@ namespace bitparity::reports {
 // The rank the launcher gave this process, from its environment; -1 when no launcher started it.
 int launched_rank();
 
+// The number of ranks the launcher started; 1 when no launcher started this process.
+int launched_world_size();
+
 // Before MPI starts, on a launched rank other than 0: waits (up to a few seconds) for the launcher
 // to end this rank after rank 0 has refused and exited. True when it did, so this rank stays
 // silent; false at once elsewhere, and after the wait (rank 0 did not refuse: this rank says why).

@@ -11,6 +11,7 @@ namespace bitparity::reports {
 
 // Checks before any work starts that `path` (given to `option`) can be written: not empty, not a
 // folder or a device, its folder exists or can be made, a file can be created there. Throws UsageError.
+// Folders it made to probe are removed again; write_result_file(s) make them when they write.
 void check_result_path(const std::string& option, const std::string& path);
 // Refuses (UsageError) a results `path` that is the file `input`, or lies inside it where `input` is
 // a folder: the results would replace an input of the same run (a case file, a checkpoint, a fuzz
