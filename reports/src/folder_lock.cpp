@@ -38,6 +38,10 @@ std::string holder_of(int fd) {
 
 FolderLock::FolderLock(const std::string& folder, const std::string& option) {
   const std::string path = (std::filesystem::path(folder) / kLockFileName).string();
+  // The run writes into the folder from here on: it is made now (check_result_path, which probed
+  // it, made none that stays), and an error making it shows in the open below.
+  std::error_code ignored;
+  std::filesystem::create_directories(folder, ignored);
   // Never through a link: a .bitparity.lock that points elsewhere (report.json, /etc/passwd) would
   // have that file truncated and overwritten with the holder's line.
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);

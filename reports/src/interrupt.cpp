@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <ctime>
 #include <cstring>
 
 namespace bitparity::reports {
@@ -10,6 +11,11 @@ namespace bitparity::reports {
 namespace {
 
 volatile std::sig_atomic_t received = 0;
+timespec first_signal_at{};  // set by the handler before `received`
+
+// A second signal this soon after the first is the same request: `timeout` and a runner's kill
+// signal the process and then its whole group, so one stop can arrive twice within microseconds.
+constexpr long kSameRequestMilliseconds = 1000;
 
 void write_text(const char* text) {
   for (std::size_t left = std::strlen(text); left > 0;) {
@@ -21,11 +27,18 @@ void write_text(const char* text) {
 }
 
 extern "C" void on_signal(int signal) {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
   if (received != 0) {
+    const long since = (now.tv_sec - first_signal_at.tv_sec) * 1000 + (now.tv_nsec - first_signal_at.tv_nsec) / 1000000;
+    if (since < kSameRequestMilliseconds) return;
     // A second signal: the user insists; leave now with the conventional status.
+    write_text("error: interrupted a second time; the run ended without writing this run's results, and earlier results "
+               "files are as they were\n");
     std::signal(signal, SIG_DFL);
     std::raise(signal);
   }
+  first_signal_at = now;
   received = signal;
   alarm(kStopGraceSeconds);  // the run stops by itself before then, or on_stop_overdue ends it
 }

@@ -28,6 +28,12 @@ std::string reason(int error) { return std::strerror(error); }
 
 fs::path folder_of(const fs::path& target) { return target.has_parent_path() ? target.parent_path() : fs::path("."); }
 
+// The folders check_result_path made to probe a result path and removed again: the writer makes them.
+std::set<std::string>& folders_to_make() {
+  static std::set<std::string> folders;
+  return folders;
+}
+
 }  // namespace
 
 namespace {
@@ -56,7 +62,9 @@ void check_result_path(const std::string& option, const std::string& path) {
   }
   const fs::path folder = folder_of(target);
   // The folders made for the probe go again: a run refused after this check (a later option, a
-  // missing input) leaves nothing behind, and the writer makes them when it writes.
+  // missing input) leaves nothing behind, and the writer makes them when it writes (those only: a
+  // folder that existed and went, such as a killed fuzz's round folder its reaper removed, is
+  // not made again by a rank still writing into it).
   std::vector<fs::path> made;  // deepest first
   std::error_code error;
   for (fs::path p = folder; !p.empty() && !fs::exists(p, error) && !error; p = p.parent_path()) {
@@ -80,14 +88,17 @@ void check_result_path(const std::string& option, const std::string& path) {
     ::unlink(probe.c_str());
   }
   remove_made();
+  if (!made.empty()) folders_to_make().insert(folder.lexically_normal().string());
   if (fd < 0) throw UsageError(option + " '" + path + "': cannot create a file in '" + folder.string() + "': " + reason(probe_error) + fix);
 }
 
 namespace {
-// The result's folder, made where check_result_path found none (it removes the ones it made).
+// The result's folder, where check_result_path made it to probe and removed it again.
 void make_folder_of(const std::string& path) {
+  const std::string folder = folder_of(fs::path(path)).lexically_normal().string();
+  if (folders_to_make().count(folder) == 0) return;
   std::error_code ignored;  // a folder that cannot be made fails the write, which says why
-  fs::create_directories(folder_of(fs::path(path)), ignored);
+  fs::create_directories(folder, ignored);
 }
 }  // namespace
 

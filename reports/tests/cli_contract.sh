@@ -79,6 +79,30 @@ case "$case_name" in
     grep -q '"interrupted": "SIGTERM"' out.json || fail "results do not name the signal"
     grep -q "interrupted by SIGTERM" log.txt || fail "no interruption line"
     ;;
+  double-signal-is-one-request)
+    # `timeout` and a runner's kill signal a process and then its group: one request, two signals
+    # microseconds apart. The second had killed the run outright, writing nothing.
+    "$bin" check --seconds 120 --json out.json >log.txt 2>&1 &
+    pid=$!
+    sleep 3
+    kill -INT "$pid"; kill -INT "$pid"
+    wait "$pid"
+    code=$?
+    tail -3 log.txt
+    [ "$code" -eq 130 ] || fail "two SIGINTs at once: exit $code, expected 130"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["interrupted"] == "SIGINT" and d["results"], d["summary"]' out.json ||
+      fail "the rows finished before the signals are not in out.json"
+    ;;
+  report-into-new-folders)
+    # --out and its partial/ folder are made when the run starts writing (a probe's folder is not
+    # kept): a new --out, and an interrupted campaign's partial/, had failed on their lock file.
+    "$bin" report --out new/out --steps 2 --elements 4 --check-cases 1 --skip-sweeps --device cpu >log.txt 2>&1 ||
+      { cat log.txt; fail "report into a new folder: exit $?"; }
+    [ -s new/out/report.json ] && [ -s new/out/report.html ] || fail "no report in the new folder"
+    interrupted_run INT 3 130 report --out new/cut --steps 3000 --elements 64 --check-cases 1 --skip-sweeps --device cpu
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["complete"] is False' new/cut/partial/report.json ||
+      fail "the interrupted campaign left no partial report in new/cut/partial"
+    ;;
   sigterm-keeps-earlier-complete-result)
     # An interrupted run replaced the complete result an earlier run left at its --json path; its
     # partial rows now go beside it (out.partial.json), named by the results line.

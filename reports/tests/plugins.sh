@@ -103,6 +103,21 @@ tail -n 1 "$work/hangs.txt"
 grep -q "^error: interrupted by SIGTERM, and the run did not reach a point where it could stop within 10 s" "$work/hangs.txt" ||
   fail "the forced stop does not say why"
 
+echo "== two signals at once are one request; a second one 2 s later ends the run at once, saying so"
+BITPARITY_FAULTY_PLUGIN_HANGS=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --cases 1 >"$work/twice.txt" 2>&1 &
+pid=$!
+sleep 2
+kill -INT "$pid"; kill -INT "$pid"  # as `timeout` does: the process, then its group
+sleep 2
+kill -0 "$pid" 2>/dev/null || fail "two SIGINTs at once ended the run outright"
+kill -INT "$pid"
+wait "$pid"
+code=$?
+tail -n 1 "$work/twice.txt"
+[ "$code" -eq 130 ] || fail "a second SIGINT gave exit $code, not 130"
+grep -q "^error: interrupted a second time; the run ended without writing this run's results" "$work/twice.txt" ||
+  fail "the second signal's ending is not said"
+
 echo "== refusals are findings of their own class, whichever property met them"
 BITPARITY_FAULTY_PLUGIN_REFUSES=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --format dynamic8-signed \
   --cases 1 --json "$work/refuses.json" >"$work/refuses.txt" 2>&1
