@@ -85,7 +85,11 @@ void decode_input(const nlohmann::json& j, Optim8Case& c) {
   for (const char* key : {"base", "blocksize", "codes", "absmax"}) {
     if (!j.contains(key)) throw CaseFileError(std::string("an 8-bit optimizer case needs '") + key + "'");
   }
-  properties::decode_input(j.at("base"), c.base);
+  decode_optim_case(j.at("base"), c.base, false);
+  if (c.base.hyper.max_unorm != 0.0f) {
+    // The 8-bit steps refuse it: a replay would count that refusal as a violation, or as a kill.
+    throw CaseFileError("8-bit states take no max_unorm; set it to 0 in the base's hyperparameters");
+  }
   properties::decode_input(j.at("blocksize"), c.blocksize);
   const auto sizes = supported_block_sizes(QuantFormat::dynamic8_signed);
   if (std::find(sizes.begin(), sizes.end(), c.blocksize) == sizes.end()) {
@@ -130,6 +134,12 @@ void decode_input(const nlohmann::json& j, Optim8Case& c) {
     c.codes.push_back(std::move(state_codes));
     c.absmax.push_back(decode_floats(absmax[k], DType::f32, blocks));
     if (c.absmax.back().size() != blocks) throw CaseFileError("state " + std::to_string(k) + " needs one absmax per block");
+    for (float a : c.absmax.back()) {
+      // A scale the quantizer never writes: NaN and Inf read every code as non-finite, a negative flips them.
+      if (!(a >= 0.0f) || !std::isfinite(a)) {
+        throw CaseFileError("state " + std::to_string(k) + ": a block absmax must be finite and >= 0, not " + show_float(a));
+      }
+    }
   }
 }
 

@@ -205,7 +205,17 @@ nlohmann::json encode_input(const OptimCase& c) {
           {"state_layouts", state_layouts}};
 }
 
-void decode_input(const nlohmann::json& j, OptimCase& c) {
+void decode_input(const nlohmann::json& j, OptimCase& c) { decode_optim_case(j, c, true); }
+
+void decode_optim_case(const nlohmann::json& j, OptimCase& c, bool state_columns_given) {
+  // Fields of another format (a typo) would be ignored: refused, as unknown hyperparameters are.
+  static const std::vector<std::string> kFields = {"hyperparameters", "param_dtype", "grad_dtype", "shape", "param", "grad",
+                                                   "states", "param_layout", "grad_layout", "state_layouts"};
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(kFields.begin(), kFields.end(), key) == kFields.end()) {
+      throw CaseFileError("an optimizer case has no field '" + (key.size() > 64 ? key.substr(0, 64) + "..." : key) + "'");
+    }
+  }
   for (const char* key : {"hyperparameters", "param_dtype", "grad_dtype", "shape", "param", "grad", "states", "param_layout",
                           "grad_layout", "state_layouts"}) {
     if (!j.contains(key)) throw CaseFileError(std::string("an optimizer case needs '") + key + "'");
@@ -234,10 +244,14 @@ void decode_input(const nlohmann::json& j, OptimCase& c) {
       throw CaseFileError(std::string(what) + " " + error.what());
     }
   }
-  // One column per state; none in an 8-bit case, whose states are codes and absmax.
+  // One column per state; none in an 8-bit case, whose states are codes and absmax (columns there
+  // were read by nothing, and no columns in an fp32 case were read as zeros).
   const nlohmann::json& states = j.at("states");
   const std::size_t state_count = static_cast<std::size_t>(optimizer_info(c.kind).states);
-  if (!states.is_array() || (states.size() != state_count && !states.empty())) {
+  if (!state_columns_given && (!states.is_array() || !states.empty())) {
+    throw CaseFileError("an 8-bit case's states are its 'codes' and 'absmax'; its base's 'states' must be []");
+  }
+  if (state_columns_given && (!states.is_array() || states.size() != state_count)) {
     throw CaseFileError(std::string(optimizer_info(c.kind).name) + " has " + std::to_string(state_count) +
                         " states; 'states' must hold that many columns");
   }

@@ -52,7 +52,9 @@ OptimCase draw_optim_case(const PropertyTarget& t, PropertyStats& stats, bool st
 // the comparisons of whole results then see how each path stores them.
 void plant_nonfinite_inputs(OptimCase& c, PropertyStats& stats);
 nlohmann::json encode_input(const OptimCase& c);
-void decode_input(const nlohmann::json& j, OptimCase& c);
+void decode_input(const nlohmann::json& j, OptimCase& c);  // an fp32 case: one column per state
+// state_columns_given false: an 8-bit case's base, whose states are codes and absmax ('states' is []).
+void decode_optim_case(const nlohmann::json& j, OptimCase& c, bool state_columns_given);
 // Lay the case out (storage outside the views filled with `fill_byte`) and run one step.
 OptimResult run_optim(fixtures::Implementation& iut, const OptimCase& c, const LaunchConfig& launch,
                       bool contiguous = false, std::uint8_t fill_byte = 0x3C);

@@ -192,8 +192,13 @@ SavedCase parse_saved_case(const json& j) {
   }
   // The dtype and suite the file names are the ones its inputs and property have: "dtype": "f16" over
   // f32 inputs ran and was labelled f16, and "suite" is no part of the fingerprint.
+  const json* inputs_dtype = nullptr;
+  // A quantizer's input values carry their dtype ("values": {"dtype", "values"}).
+  if (const json& inputs = saved.recorded.inputs; inputs.contains("values") && inputs.at("values").is_object() &&
+                                                  inputs.at("values").contains("dtype")) {
+    inputs_dtype = &inputs.at("values").at("dtype");
+  }
   if (inputs_case != nullptr && inputs_case->is_object()) {
-    const json* inputs_dtype = nullptr;
     if (inputs_case->contains("param_dtype")) inputs_dtype = &inputs_case->at("param_dtype");
     if (inputs_case->contains("base") && inputs_case->at("base").is_object() && inputs_case->at("base").contains("param_dtype")) {
       inputs_dtype = &inputs_case->at("base").at("param_dtype");
@@ -201,10 +206,10 @@ SavedCase parse_saved_case(const json& j) {
     if (inputs_case->contains("input") && inputs_case->at("input").is_object() && inputs_case->at("input").contains("dtype")) {
       inputs_dtype = &inputs_case->at("input").at("dtype");
     }
-    if (inputs_dtype != nullptr && *inputs_dtype != dtype_name(saved.dtype)) {
-      throw CaseFileError("the case's inputs are of dtype " + inputs_dtype->dump() + ", but its 'dtype' says '" +
-                          std::string(dtype_name(saved.dtype)) + "'; fix one of them");
-    }
+  }
+  if (inputs_dtype != nullptr && *inputs_dtype != dtype_name(saved.dtype)) {
+    throw CaseFileError("the case's inputs are of dtype " + inputs_dtype->dump() + ", but its 'dtype' says '" +
+                        std::string(dtype_name(saved.dtype)) + "'; fix one of them");
   }
   if (j.contains("suite")) {
     const std::string suite(fixtures::suite_name(saved_case_property(saved).suite));

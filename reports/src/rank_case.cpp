@@ -312,6 +312,21 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
     throw UsageError(file.string() + ": \"arguments\" must be the `sharded` command's words, starting with \"sharded\"");
   }
   saved.arguments = arguments.get<std::vector<std::string>>();
+  // The arguments run the implementation the file names: a replay takes "implementation", so an edit
+  // to one of the two ran the other without a word.
+  {
+    std::string named = "cpu";
+    bool per_rank = false;
+    for (std::size_t i = 1; i + 1 < saved.arguments.size(); ++i) {
+      if (saved.arguments[i] == "--mutant") named = "mutant:" + saved.arguments[i + 1];
+      if (saved.arguments[i] == "--implementation") named = saved.arguments[i + 1];
+      per_rank = per_rank || saved.arguments[i] == "--rank-implementation";
+    }
+    if (!per_rank && named != saved.implementation) {
+      throw UsageError(file.string() + ": \"arguments\" run " + printable_text(named) + ", but \"implementation\" says " +
+                       printable_text(saved.implementation) + "; fix one of them, or save the case again with bitparity fuzz");
+    }
+  }
   if (std::find(saved.arguments.begin(), saved.arguments.end(), "--json") != saved.arguments.end()) {
     throw UsageError(file.string() + ": \"arguments\" must not name --json (replay chooses where the rows go)");
   }

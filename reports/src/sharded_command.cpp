@@ -637,6 +637,14 @@ int run_sharded_command(const ShardedCommand& command) {
                                              " ranks: mpirun -np " + std::to_string(plan.case_world) + ")");
     }
   }
+  // A P6 or P10 case holds what it found on its world: on another one (1 rank, without mpirun) it
+  // checks other shards, and a mutant it kills there "survived".
+  const bool world_bound = (plan.saved_case && !plan.saved_case->resume) || plan.saved_storage_case;
+  if (world_bound && world.size() != plan.case_world) {
+    return refuse_on_every_rank(world, plan.case_file + " was saved on " + std::to_string(plan.case_world) + " ranks, and this run has " +
+                                           std::to_string(world.size()) + "; run it with mpirun -np " + std::to_string(plan.case_world) +
+                                           " (or bitparity replay " + plan.case_file + ")");
+  }
   if (command.benchmark) {
     // Every rank holds its sharded tensors and the unsharded step's, about 180 bytes an element
     // (measured: 730 MB resident for Adam at 2^22 on one rank): 2^28 on one rank ran into 24 GB

@@ -222,6 +222,33 @@ PYTHON
     refused "extra-field.json: case: the case has no field 'lr'" "$bin" sharded --case extra-field.json
     echo "ok: fields no format has are refused, naming them"
     ;;
+  fourth-sweep)
+    # Edits the fourth sweep found accepted: each replayed, some as a kill or a false failure.
+    edit() {  # edit IN OUT PYTHON-ON-d (the fingerprint removed, as the README allows for an edit)
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('fingerprint', None); $3; json.dump(d, open(sys.argv[2],'w'))" "$1" "$2"
+    }
+    p1q=$(ls "$corpus"/cases/P1q-adam-f32-64-mutant.optim8-hidden-step-counter-*.json)
+    edit "$p1q" unorm.json "d['inputs']['case']['base']['hyperparameters']['max_unorm'] = '0x1p-20 0x35800000'"
+    refused "unorm.json: .*8-bit states take no max_unorm; set it to 0" "$bin" replay unorm.json
+    edit "$p1q" absmax.json "d['inputs']['case']['absmax'][0][0] = 'nan 0x7fc00000'"
+    refused "absmax.json: .*state 0: a block absmax must be finite and >= 0, not nan" "$bin" replay absmax.json
+    edit "$p1q" negative.json "d['inputs']['case']['absmax'][0][0] = '-0x1p+0 0xbf800000'"
+    refused "negative.json: .*a block absmax must be finite and >= 0" "$bin" replay negative.json
+    edit "$p1q" columns.json "d['inputs']['case']['base']['states'] = [['0x1p+0 0x3f800000'], ['0x1p+0 0x3f800000']]"
+    refused "columns.json: .*an 8-bit case's states are its 'codes' and 'absmax'; its base's 'states' must be \[\]" "$bin" replay columns.json
+    edit "$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json" no-states.json "d['inputs']['case']['states'] = []"
+    refused "no-states.json: .*adam has 2 states; 'states' must hold that many columns" "$bin" replay no-states.json
+    edit "$p1q" typo.json "d['inputs']['case']['base']['zzz'] = 1"
+    refused "typo.json: .*an optimizer case has no field 'zzz'" "$bin" replay typo.json
+    p7=$(ls "$corpus"/cases/P7-dynamic8-signed-f32-64-mutant.stale-absmax-*.json)
+    edit "$p7" label.json "d['dtype'] = 'f16'"
+    refused "label.json: .*the case's inputs are of dtype \"f32\", but its 'dtype' says 'f16'" "$bin" replay label.json
+    rank=$(ls "$corpus"/over-ranks/P11-fp32-step-adam-f32-zero-1-2-W1-mutant-checkpoint-step-not-restored-*.json)
+    edit "$rank" args.json "d['arguments'] = ['sharded', '--mutant', 'checkpoint-padding-kept']"
+    refused "args.json: \"arguments\" run mutant:checkpoint-padding-kept, but \"implementation\" says mutant:checkpoint-step-not-restored" \
+      "$bin" replay args.json
+    echo "ok: the fourth sweep's edits are refused, naming what is wrong"
+    ;;
   third-sweep)
     # What a third sweep of about 960 inputs found.
     adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"
@@ -323,6 +350,9 @@ case["arguments"] += ["--steps", "1000"]
 json.dump(case, open("steps.json", "w"))
 PYTHON
     refused "steps.json: .arguments. .*--case holds its row, steps, worlds and values; drop --steps" "$bin" replay steps.json
+    # A P10 case of 2 ranks run on 1 (no mpirun) checked other shards: its mutant "SURVIVED".
+    p10=$(ls "$corpus"/over-ranks/P10-storage-dynamic8-signed-u8-f32-fsdp1-flat-W2-mutant-storage-padding-from-wrong-end-*.json)
+    refused "was saved on 2 ranks, and this run has 1; run it with mpirun -np 2" "$bin" sharded --case "$p10" --mutant storage-padding-from-wrong-end
     echo "ok: a rank case whose arguments the ranks refuse is refused up front"
     ;;
   replay-interrupted)
