@@ -251,12 +251,14 @@ ShardedCase decode_sharded_case(const json& j) {
     const json& r = j.at("resume");
     if (!r.is_object()) throw CaseFileError("'resume' must be an object");
     try {
+      case_fields::refuse_unknown_fields(r, {"save_world", "load_world", "steps_before", "steps_after"});
       c.resume = ResumeCase{static_cast<int>(whole_number(r, "save_world", 1, 64)), static_cast<int>(whole_number(r, "load_world", 1, 64)),
                             static_cast<int>(whole_number(r, "steps_before", 1, 1000)), static_cast<int>(whole_number(r, "steps_after", 1, 1000))};
     } catch (const CaseFileError& error) {
       throw CaseFileError(std::string("resume: ") + error.what());
     }
   } else {
+    if (!j.contains("steps")) throw CaseFileError("the case has neither 'steps' (a P6 case) nor 'resume' (a P11 case)");
     c.steps = static_cast<int>(whole_number(j, "steps", 1, 1000));
   }
 

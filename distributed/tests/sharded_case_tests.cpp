@@ -109,7 +109,8 @@ TEST(ShardedCase, RefusesMalformedCases) {
   EXPECT_NE(refusal([](auto& j) { j["optimizer"] = "lion"; }).find("not the case's optimizer"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["states"] = 16; }).find("'states' must be 32"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["regroup_step"] = 1; }).find("'regroup_step' must be 0"), std::string::npos);
-  EXPECT_NE(refusal([](auto& j) { j.erase("steps"); }).find("'steps' must be a whole number"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j.erase("steps"); }).find("the case has neither 'steps' (a P6 case) nor 'resume'"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["steps"] = "2"; }).find("'steps' must be a whole number"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["groups"][0]["param_dtype"] = "u8"; }).find("must be f32, f16 or bf16"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["groups"][0]["hyperparameters"]["lr"] = properties::encode_float(-1.0f); }).find("hyperparameters outside the optimizer's domain"),
             std::string::npos);

@@ -299,7 +299,15 @@ TargetSpec saved_case_target(const SavedCase& saved) {
 ReplayOutcome replay_saved_case(const SavedCase& saved, fixtures::Implementation& iut, fixtures::Implementation& baseline) {
   const PropertyDef& property = saved_case_property(saved);
   const PropertyTarget target = make_target(property, saved_case_target(saved), &iut, &baseline, saved.blocksize);
-  return replay_property(property, target, saved.recorded);
+  ReplayOutcome outcome = replay_property(property, target, saved.recorded);
+  // A case that ran to its end without reading an input holds one no property draws (an edit, a
+  // typo): it was ignored. A failing run may stop before its last inputs, so only a whole one says.
+  if (outcome.passed && !outcome.not_applicable && !outcome.unread_inputs.empty()) {
+    const std::string& name = outcome.unread_inputs.front();
+    throw CaseFileError("the case has an input '" + (name.size() > 64 ? name.substr(0, 64) + "..." : name) + "', which property " +
+                        saved.property + " never reads; remove it");
+  }
+  return outcome;
 }
 
 CorpusSave save_to_corpus(const fs::path& corpus, const SavedCase& saved) {

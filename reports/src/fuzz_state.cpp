@@ -11,10 +11,17 @@ nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::str
   const std::string what = "a fuzz state (" + schema + "), or remove it to start the round-robin from the beginning";
   const nlohmann::json state = read_json_file(path, 64 * kMiB, what);
   const bool valid = read_json_fields(path.string(), what, [&] {
-    return state.is_object() && state.contains("schema") && state.at("schema") == schema && state.contains(position_key) &&
-           state.at(position_key).is_number_unsigned() && (!state.contains("runs") || state.at("runs").is_array());
+    return state.is_object() && state.contains("schema") && state.at("schema") == schema;
   });
   if (!valid) throw UsageError(path.string() + " is not a fuzz state (" + schema + "); remove it to start the round-robin from the beginning");
+  // The schema is right: a wrong field is named, and undoing the edit keeps the history.
+  if (!state.contains(position_key) || !state.at(position_key).is_number_unsigned()) {
+    throw UsageError(path.string() + ": '" + position_key + "' is " + (state.contains(position_key) ? state.at(position_key).dump() : "missing") +
+                     ", not a position from 0 on; undo the edit, or remove the file to start the round-robin from the beginning");
+  }
+  if (state.contains("runs") && !state.at("runs").is_array()) {
+    throw UsageError(path.string() + ": 'runs' is not a list of runs; undo the edit, or remove the file to start the round-robin from the beginning");
+  }
   // The history of runs is carried into every later state: junk in it would be kept for good.
   const nlohmann::json& runs = state.contains("runs") ? state.at("runs") : nlohmann::json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {

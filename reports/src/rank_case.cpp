@@ -217,8 +217,13 @@ nlohmann::json rank_case_document(const RankCase& saved, const nlohmann::json& f
       {"arguments", saved.arguments},
       {"violation", saved.violation},
       {"build", saved.build},
+      // With the arguments' implementation: without it the case runs on cpu, where it holds.
       {"reproduction", saved.carries_inputs() ? "the inputs below, without the generator: mpirun -np " + std::to_string(saved.world_size) +
-                                          " bitparity sharded --case THIS-FILE (bitparity replay does it)"
+                                          " bitparity sharded --case THIS-FILE" +
+                                          (saved.arguments.size() > 1
+                                               ? " " + shell_words(std::vector<std::string>(saved.arguments.begin() + 1, saved.arguments.end()))
+                                               : std::string()) +
+                                          " (bitparity replay does it)"
                                     : "every rank regenerates the inputs from the row's seeds: the build above reproduces it; a "
                                       "later build does while its generators draw the same"}};
   if (!found.is_null()) document["found"] = found;
@@ -363,6 +368,13 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
       }
     } catch (const properties::CaseFileError& error) {
       throw UsageError(file.string() + ": case: " + error.what() + "; fix it or save the case again with bitparity fuzz");
+    }
+    // The replay runs on world_size ranks: a resume past them was refused by the ranks, after the start.
+    if (saved.inputs && saved.inputs->resume &&
+        std::max(saved.inputs->resume->save_world, saved.inputs->resume->load_world) > saved.world_size) {
+      throw UsageError(file.string() + ": the case saves on " + std::to_string(saved.inputs->resume->save_world) + " ranks and resumes on " +
+                       std::to_string(saved.inputs->resume->load_world) + ", more than its \"world_size\" " +
+                       std::to_string(saved.world_size) + "; fix one of them");
     }
     if (property != saved.property || entry != saved.entry || target != saved.target || dtype != saved.dtype || layout != saved.layout) {
       throw UsageError(file.string() + ": the case is a " + property + " " + entry + " " + target + "/" + dtype + " " + layout +

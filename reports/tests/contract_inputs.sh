@@ -247,6 +247,12 @@ PYTHON
     edit "$rank" args.json "d['arguments'] = ['sharded', '--mutant', 'checkpoint-padding-kept']"
     refused "args.json: \"arguments\" run mutant:checkpoint-padding-kept, but \"implementation\" says mutant:checkpoint-step-not-restored" \
       "$bin" replay args.json
+    edit "$rank" worlds.json "d['case']['resume']['load_world'] = 5"
+    refused "worlds.json: the case saves on 1 ranks and resumes on 5, more than its \"world_size\" 1; fix one of them" "$bin" replay worlds.json
+    edit "$rank" resume-typo.json "d['case']['resume']['zzz'] = 1"
+    refused "resume-typo.json: case: resume: the case has no field 'zzz'" "$bin" replay resume-typo.json
+    edit "$p7" unread.json "d['inputs']['zzz'] = 1"
+    refused "unread.json: the case has an input 'zzz', which property P7 never reads; remove it" "$bin" replay unread.json
     echo "ok: the fourth sweep's edits are refused, naming what is wrong"
     ;;
   third-sweep)
