@@ -456,4 +456,43 @@ void load_rank_checkpoint(ShardedOptimizer& optimizer, const std::string& folder
   optimizer.restore_shards(std::move(groups), std::move(shards), step, maps);
 }
 
+std::string header_field_problem(const SafetensorsFile& file) {
+  const std::string& path = file.source;
+  try {
+    const Metadata& m = file.metadata;
+    OptimizerKind kind{};
+    try {
+      kind = parse_optimizer(text_of(m, "optimizer", path));
+    } catch (const Error& e) {
+      refuse(path, std::string("\"optimizer\": ") + e.what());
+    }
+    const std::string& states = text_of(m, "states", path);
+    if (states != "8-bit" && states != "32-bit") refuse(path, "\"states\" is '" + states + "', not 8-bit or 32-bit");
+    (void)parse_count(m, "step", path);
+    const std::int64_t world = parse_count(m, "world_size", path);
+    if (world < 1) refuse(path, "\"world_size\" is 0; a world has at least 1 rank");
+    if (m.count("rank") != 0 && parse_count(m, "rank", path) >= world) {
+      refuse(path, "\"rank\" " + m.at("rank") + " is not a rank of a world of " + std::to_string(world));
+    }
+    if (states == "8-bit") {
+      const std::int64_t blocksize = parse_count(m, "blocksize", path);
+      if (blocksize < 64 || blocksize > 4096 || (blocksize & (blocksize - 1)) != 0) {
+        refuse(path, "\"blocksize\" " + std::to_string(blocksize) + " is not a power of two from 64 to 4096");
+      }
+      (void)checkpoint_state_maps(file, kind, path);
+    }
+    const json groups = json_of(m, "groups", path);
+    if (!groups.is_array() || groups.empty()) refuse(path, "\"groups\" is not a list of parameter groups");
+    for (const json& group : groups) {
+      if (!group.is_object() || !group.contains("parameters") || !group.at("parameters").is_array()) {
+        refuse(path, "a group of \"groups\" is not an object with a list of parameters");
+      }
+      (void)parse_hyperparameters(group.value("hyperparameters", json()), path);
+    }
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "";
+}
+
 }  // namespace bitparity::distributed

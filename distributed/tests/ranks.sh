@@ -316,6 +316,15 @@ EOF
     edit fresh-header-crc "m['step'] = str($step)"
     "$bin" checkpoint inspect "$arg/fresh-header-crc.safetensors" >"$out" 2>&1 || { cat "$out"; fail "a header CRC made anew: exit $?"; }
     grep -q "header CRC-32 [0-9a-f]*: ok" "$out" || { cat "$out"; fail "the good header is not confirmed"; }
+    # With its header CRC-32 made anew, an edit past what a resume reads passed as "every tensor
+    # matches" (a step of -1, a world of 0 ranks, groups that are no JSON): the fields are read too.
+    for bad in "m['step'] = '-1'" "m['world_size'] = '0'" "m['groups'] = 'not json'"; do
+      edit forged "$bad"
+      "$bin" checkpoint inspect "$arg/forged.safetensors" >"$out" 2>&1
+      code=$?
+      [ "$code" -eq 1 ] && grep -q "header CRC-32 [0-9a-f]*: ok" "$out" && grep -q "its header holds a field a resume refuses: " "$out" ||
+        { cat "$out"; fail "$bad with a fresh header CRC: exit $code"; }
+    done
     # No "crc32" at all was an internal error (map::at, exit 5).
     edit no-checksums "crc = None; del m['crc32']"
     "$bin" checkpoint inspect "$arg/no-checksums.safetensors" >"$out" 2>&1

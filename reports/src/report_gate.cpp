@@ -1,4 +1,5 @@
 // The release gate: a report against the last release's.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -114,10 +115,32 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
     }
     // The report's page draws the baseline's curves from its steps after the campaign: checked now too.
     if (!run.contains("steps") || !run.at("steps").is_array()) malformed("drift run " + key + " has no list of 'steps'");
-    for (const auto& step : run.at("steps")) {
+    const nlohmann::json& steps = run.at("steps");
+    if (steps.empty()) malformed("drift run " + key + " has no steps");
+    const nlohmann::json& made_with = baseline.at("settings");
+    if (made_with.is_object() && made_with.contains("steps") && made_with.at("steps").is_number_unsigned() &&
+        made_with.at("steps").get<std::uint64_t>() != steps.size()) {
+      malformed("drift run " + key + " has " + std::to_string(steps.size()) + " steps, and the report was made with " +
+                made_with.at("steps").dump());
+    }
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const nlohmann::json& step = steps[i];
       if (!step.is_object()) malformed("drift run " + key + ": a step is not an object");
       check_figure(step, "step", "drift run " + key + " step", path, true);
-      for (const char* figure : {"max_rel_error", "max_abs_error", "max_state_error"}) check_figure(step, figure, "drift run " + key + " step", path);
+      check_figure(step, "nonfinite", "drift run " + key + " step", path, true);
+      for (const char* figure : kFigures) check_figure(step, figure, "drift run " + key + " step", path);
+      if (step.at("step") != i + 1) malformed("drift run " + key + ": step " + std::to_string(i + 1) + " is numbered " + step.at("step").dump());
+    }
+    // The summary is the steps' own: the last step's figures and the largest of each. A step cut
+    // or edited, or a summary edited, no longer agrees with it.
+    for (const char* figure : kFigures) {
+      // A figure a thinned baseline lacks is not compared (the gate says so); it is not an edit.
+      if (!run.at("summary").at("final").contains(figure) || !run.at("summary").at("max").contains(figure)) continue;
+      double largest = 0;
+      for (const auto& step : steps) largest = std::max(largest, step.at(figure).get<double>());
+      if (run.at("summary").at("final").at(figure) != steps.back().at(figure) || run.at("summary").at("max").at(figure).get<double>() != largest) {
+        malformed("drift run " + key + ": its summary's '" + figure + "' is not its steps' (an edit, or steps cut)");
+      }
     }
   }
   if (!baseline.at("check").is_object()) malformed("'check' is not an object");

@@ -142,6 +142,14 @@ edited other-property-id 'r["check"]["rows"][0]["property_id"] = "P99"'
 refused "'property_id' \"P99\" is not its property" "$work/other-property-id.json"
 edited no-steps 'del r["drift"][1]["steps"]'
 refused "drift run .* has no list of 'steps'" "$work/no-steps.json"
+# A drift run's steps and summary agree: steps cut, a step's count made negative, or a summary
+# loosened, were accepted (the gate then compared the edit).
+edited cut-steps 'r["drift"][0]["steps"] = r["drift"][0]["steps"][:1]'
+refused "drift run adam/f32 has 1 steps, and the report was made with 25" "$work/cut-steps.json"
+edited negative-nonfinite 'r["drift"][0]["steps"][0]["nonfinite"] = -5'
+refused "drift run adam/f32 step 'nonfinite' is -5, not a count" "$work/negative-nonfinite.json"
+edited loosened 'r["drift"][2]["summary"]["max"]["max_rel_error"] *= 4'
+refused "drift run .*: its summary's 'max_rel_error' is not its steps'" "$work/loosened.json"
 # nlohmann keeps the last of two equal keys: a file holding one twice is refused, naming it.
 python3 - "$work/base/report.json" "$work/twin-key.json" <<'EOF'
 import sys

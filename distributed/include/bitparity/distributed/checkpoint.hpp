@@ -95,6 +95,10 @@ std::string header_checksum(const std::map<std::string, std::string>& metadata,
 std::string header_checksum(const SafetensorsFile& file);
 // "" when the file's stored header_crc32 matches its header; otherwise what is wrong, in words.
 std::string header_checksum_problem(const SafetensorsFile& file);
+// The fields a resume reads (optimizer, states, step, world and rank, block size, groups and their
+// hyperparameters, 8-bit code maps), each as a load reads it: what a load would refuse, or "". A
+// header whose CRC-32 was recomputed after an edit passes its checksum; this still says so.
+std::string header_field_problem(const SafetensorsFile& file);
 std::uint32_t tensor_crc32(std::span<const std::uint8_t> bytes);
 std::string tensor_crc32_hex(std::span<const std::uint8_t> bytes);  // 8 lowercase hex digits, as the header stores it
 
