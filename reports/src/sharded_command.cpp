@@ -547,48 +547,52 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     throw UsageError("the options select no rows: P6 steps optimizers in layouts zero-1/2, zero-3 and per-parameter; "
                      "P2r runs every entry point in layout chunk+all_gather; P10 stores formats in layouts fsdp1-flat and fsdp2-dim0");
   }
+  // With --case the row is the file's: "add --property" would be refused beside it ("drop --property").
+  const auto advice = [&plan](const std::string& without_case) {
+    return plan.case_file.empty() ? without_case : "the --case file holds a " + plan.rows.front().property + " row; drop the option";
+  };
   if (plan.fault != distributed::DriverFault::none &&
       std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P6"; })) {
-    throw UsageError("--mutant " + command.mutant + " is a fault of the sharded driver, which only P6 runs; add --property P6");
+    throw UsageError("--mutant " + command.mutant + " is a fault of the sharded driver, which only P6 runs; " + advice("add --property P6"));
   }
   const bool has_p11 = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P11"; });
   if (plan.checkpoint_fault != distributed::CheckpointFault::none && !has_p11) {
-    throw UsageError("--mutant " + command.mutant + " is a fault of checkpoints, which only P11 runs; add --property P11");
+    throw UsageError("--mutant " + command.mutant + " is a fault of checkpoints, which only P11 runs; " + advice("add --property P11"));
   }
   if (!has_p11) {
-    if (!command.resume_implementation.empty()) throw UsageError("--resume-implementation is for P11; add --property P11");
-    if (!command.checkpoint_dir.empty()) throw UsageError("--checkpoint-dir is for P11; add --property P11");
-    if (command.all_world_pairs) throw UsageError("--all-world-pairs is for P11; add --property P11");
+    if (!command.resume_implementation.empty()) throw UsageError("--resume-implementation is for P11; " + advice("add --property P11"));
+    if (!command.checkpoint_dir.empty()) throw UsageError("--checkpoint-dir is for P11; " + advice("add --property P11"));
+    if (command.all_world_pairs) throw UsageError("--all-world-pairs is for P11; " + advice("add --property P11"));
   }
   // Options only P10 reads: without a P10 row they would be ignored silently.
   if (std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P10"; })) {
-    if (!command.storages.empty()) throw UsageError("--storage is for P10 (quantized storage through sharding); add --property P10");
-    if (!command.grad_dtypes.empty()) throw UsageError("--grad-dtype is for P10 (quantized storage through sharding); add --property P10");
+    if (!command.storages.empty()) throw UsageError("--storage is for P10 (quantized storage through sharding); " + advice("add --property P10"));
+    if (!command.grad_dtypes.empty()) throw UsageError("--grad-dtype is for P10 (quantized storage through sharding); " + advice("add --property P10"));
   }
   // Options of the optimizer steps (P6, P11) and of the formats (P2r's quantizers, P10): without a row
   // that reads one, it would be ignored silently.
   const auto any_row = [&plan](auto&& reads) { return std::any_of(plan.rows.begin(), plan.rows.end(), reads); };
   const bool has_steps = any_row([](const ShardedRowPlan& row) { return row.property == "P6" || row.property == "P11"; });
-  if (!has_steps && command.steps_given) throw UsageError("--steps is for the optimizer steps of P6 and P11; add --property P6, or drop --steps");
+  if (!has_steps && command.steps_given) throw UsageError("--steps is for the optimizer steps of P6 and P11; " + advice("add --property P6, or drop --steps"));
   // --states picks the 32- or 8-bit step of every optimizer row: P6's, P11's and P2r's.
   if (!command.state_bits.empty() && !any_row([](const ShardedRowPlan& row) { return distributed::is_optimizer_family(row.family); })) {
-    throw UsageError("--states is for the optimizer steps of P6, P11 and P2r; add --property P6, or drop --states");
+    throw UsageError("--states is for the optimizer steps of P6, P11 and P2r; " + advice("add --property P6, or drop --states"));
   }
   if (!command.optimizers.empty() && !any_row([](const ShardedRowPlan& row) { return distributed::is_optimizer_family(row.family); })) {
-    throw UsageError("--optimizer is for P6, P11 and P2r's optimizer steps, and the options select none; drop --optimizer or add --property P6");
+    throw UsageError("--optimizer is for P6, P11 and P2r's optimizer steps, and the options select none; " + advice("drop --optimizer or add --property P6"));
   }
   if (!command.formats.empty() && !any_row([](const ShardedRowPlan& row) {
         return row.property == "P10" || (row.property == "P2r" && !distributed::is_optimizer_family(row.family) &&
                                           row.family != OperationFamily::convert);
       })) {
-    throw UsageError("--format is for P10 and P2r's quantizers, and the options select none; drop --format or add --property P10");
+    throw UsageError("--format is for P10 and P2r's quantizers, and the options select none; " + advice("drop --format or add --property P10"));
   }
   plan.maps = state_maps_option(command.maps);
   const bool has_8bit_steps = std::any_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) {
     return (row.property == "P6" || row.property == "P11") && row.family == OperationFamily::optimizer8_step;
   });
   if (plan.maps.any() && !has_8bit_steps) {
-    throw UsageError("--map is for the 8-bit states of P6 and P11, and the options select none; add --states 8 and --property P6 or P11");
+    throw UsageError("--map is for the 8-bit states of P6 and P11, and the options select none; " + advice("add --states 8 and --property P6 or P11"));
   }
   if (plan.checkpoint_fault == distributed::kMapsFault && !plan.maps.any()) {
     throw UsageError("--mutant " + command.mutant + " changes nothing while the 8-bit states take their own maps; add --map "

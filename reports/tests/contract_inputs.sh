@@ -253,6 +253,9 @@ PYTHON
     refused "resume-typo.json: case: resume: the case has no field 'zzz'" "$bin" replay resume-typo.json
     edit "$p7" unread.json "d['inputs']['zzz'] = 1"
     refused "unread.json: the case has an input 'zzz', which property P7 never reads; remove it" "$bin" replay unread.json
+    # Beside --case the advice was "add --property P11", which --case refuses ("drop --property").
+    p10=$(ls "$corpus"/over-ranks/P10-storage-dynamic8-signed-u8-f32-fsdp1-flat-W2-mutant-storage-padding-from-wrong-end-*.json)
+    refused "--checkpoint-dir is for P11; the --case file holds a P10 row; drop the option" "$bin" sharded --case "$p10" --checkpoint-dir ckpt
     echo "ok: the fourth sweep's edits are refused, naming what is wrong"
     ;;
   third-sweep)
