@@ -188,8 +188,9 @@ void decode_input(const json& j, int& value) {
 
 json encode_input(std::int64_t value) { return value; }
 void decode_input(const json& j, std::int64_t& value) {
-  if (!j.is_number_integer() || (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))) {
-    throw CaseFileError("expected a whole number, got " + j.dump());
+  if (!j.is_number_integer()) throw CaseFileError("expected a whole number, got " + j.dump());
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+    throw CaseFileError("out of range: " + j.dump() + " is past 2^63 - 1");
   }
   value = j.get<std::int64_t>();
 }

@@ -28,7 +28,26 @@ nlohmann::json parse_json_document(std::string_view text) {
     }
     return true;
   };
-  return json::parse(text, watch_keys);
+  try {
+    return json::parse(text, watch_keys);
+  } catch (const json::parse_error& error) {
+    // nlohmann quotes all it read of a token ("last read: '...'"): a line of junk made a page of
+    // message. The quote is cut; the error stays a parse error (readers say "not valid JSON").
+    const std::string message = error.what();
+    const auto quoted = message.find("last read: '");
+    if (quoted == std::string::npos || message.size() <= quoted + 12 + 80) throw;
+    const auto reason = message.find(": ", message.find("parse error"));
+    const std::string tail = message.substr(reason + 2, quoted + 12 + 60 - reason - 2) + "...' (" +
+                             std::to_string(message.size() - quoted - 13) + " characters)";
+    throw json::parse_error::create(error.id, error.byte, tail, nullptr);
+  } catch (const json::out_of_range& error) {
+    // 406: a number past a double's range (1e99999); said as what it is, not as nlohmann's code.
+    if (error.id != 406) throw;
+    std::string number = error.what();
+    number = number.substr(number.find('\'') == std::string::npos ? 0 : number.find('\''));
+    if (number.size() > 40) number = number.substr(0, 40) + "...'";
+    throw json::other_error::create(595, "it holds a number too large for a double (" + number + "); write a smaller one", nullptr);
+  }
 }
 
 }  // namespace bitparity::properties

@@ -143,7 +143,11 @@ SavedCase parse_saved_case(const json& j) {
   saved.entry = string_field(j, "entry");
   decode_input(j.contains("dtype") ? j.at("dtype") : json(), saved.dtype);
   if (!j.contains("blocksize")) throw CaseFileError("the case has no 'blocksize'");
-  decode_input(j.at("blocksize"), saved.blocksize);
+  try {
+    decode_input(j.at("blocksize"), saved.blocksize);
+  } catch (const CaseFileError& error) {
+    throw CaseFileError(std::string("'blocksize': ") + error.what());
+  }
   saved.violation = string_field(j, "violation", false);
   if (!j.contains("inputs") || !j.at("inputs").is_object()) throw CaseFileError("the case has no 'inputs' object");
   saved.recorded.inputs = j.at("inputs");

@@ -256,6 +256,14 @@ PYTHON
     # Beside --case the advice was "add --property P11", which --case refuses ("drop --property").
     p10=$(ls "$corpus"/over-ranks/P10-storage-dynamic8-signed-u8-f32-fsdp1-flat-W2-mutant-storage-padding-from-wrong-end-*.json)
     refused "--checkpoint-dir is for P11; the --case file holds a P10 row; drop the option" "$bin" sharded --case "$p10" --checkpoint-dir ckpt
+    # A line of junk was quoted whole (a page of message); 1e99999 gave nlohmann's code, no advice.
+    python3 -c 'print("[\"" + "x" * 5000)' >junk.json
+    refused "junk.json: not valid JSON (.*last read: '\"x*\.\.\.' ([0-9]* characters))" "$bin" replay junk.json
+    [ "$(wc -c <out.txt)" -lt 400 ] || fail "the refusal of a line of junk is $(wc -c <out.txt) bytes"
+    echo '{"schema": "bitparity.case/1", "blocksize": 1e99999}' >huge-number.json
+    refused "huge-number.json: .*it holds a number too large for a double ('1e99999'); write a smaller one" "$bin" replay huge-number.json
+    edit "$p7" big-block.json "d['blocksize'] = 2**63"
+    refused "big-block.json: 'blocksize': out of range: 9223372036854775808 is past 2.63 - 1" "$bin" replay big-block.json
     echo "ok: the fourth sweep's edits are refused, naming what is wrong"
     ;;
   third-sweep)

@@ -15,7 +15,8 @@ inline constexpr int kDeepestJson = 64;
 
 // The parsed document; nlohmann::json::parse_error for text that is not JSON, and
 // nlohmann::json::other_error (id 598) "key 'K' appears twice in one object" for a repeated key,
-// (id 597) for nesting deeper than kDeepestJson, and (id 596) for a NUL byte anywhere.
+// (id 597) for nesting deeper than kDeepestJson, (id 596) for a NUL byte anywhere, and (id 595)
+// for a number past a double's range. A parse error's quote of what it read is cut to 60 characters.
 nlohmann::json parse_json_document(std::string_view text);
 
 }  // namespace bitparity::properties
