@@ -460,6 +460,18 @@ std::string header_field_problem(const SafetensorsFile& file) {
   const std::string& path = file.source;
   try {
     const Metadata& m = file.metadata;
+    if (text_of(m, "format", path) != kCheckpointFormat) {
+      refuse(path, "\"format\" is '" + m.at("format") + "', not " + kCheckpointFormat + ", the one format this bitparity writes");
+    }
+    const std::string& form = text_of(m, "form", path);
+    if (form != "universal" && form != "rank") refuse(path, "\"form\" is '" + form + "', not universal or rank");
+    if (form == "rank" && m.count("rank") == 0) refuse(path, "a rank form without \"rank\"");
+    if (form == "universal" && m.count("rank") != 0) refuse(path, "the universal form with a \"rank\"");
+    try {
+      (void)parse_layout(text_of(m, "layout", path));
+    } catch (const Error& e) {
+      refuse(path, std::string("\"layout\": ") + e.what());
+    }
     OptimizerKind kind{};
     try {
       kind = parse_optimizer(text_of(m, "optimizer", path));
@@ -488,6 +500,29 @@ std::string header_field_problem(const SafetensorsFile& file) {
         refuse(path, "a group of \"groups\" is not an object with a list of parameters");
       }
       (void)parse_hyperparameters(group.value("hyperparameters", json()), path);
+      // The universal form holds each parameter's tensors whole: their names, dtypes and sizes
+      // follow from the header (an edited "states" or "blocksize" no longer fits them).
+      if (form != "universal") continue;
+      for (const json& p : group.at("parameters")) {
+        if (!p.is_object() || !p.value("id", json()).is_number_unsigned() || !p.value("numel", json()).is_number_unsigned()) {
+          refuse(path, "a parameter of \"groups\" is not {id, numel}");
+        }
+        const std::uint64_t id = p.at("id").get<std::uint64_t>();
+        const std::int64_t n = p.at("numel").get<std::int64_t>();
+        const bool eight_bit = states == "8-bit";
+        const std::int64_t blocksize = parse_count(m, "blocksize", path);
+        const UniversalNames names = universal_names(kind, eight_bit, id);
+        if (file.tensors.count(names.param) == 0) refuse(path, "it holds no tensor \"" + names.param + "\" of parameter " + std::to_string(id));
+        if (file.tensors.at(names.param).shape != std::vector<std::int64_t>{n}) refuse(path, "tensor \"" + names.param + "\" is not of " + std::to_string(n) + " elements");
+        for (const std::string& name : names.states) {
+          if (file.tensors.count(name) == 0) refuse(path, "it holds no tensor \"" + name + "\", which " + states + " states have");
+          expect_tensor(file, name, eight_bit ? "U8" : "F32", n);
+        }
+        for (const std::string& name : names.absmax) {
+          if (file.tensors.count(name) == 0) refuse(path, "it holds no tensor \"" + name + "\", which 8-bit states have");
+          expect_tensor(file, name, "F32", blocksize > 0 ? (n + blocksize - 1) / blocksize : 0);
+        }
+      }
     }
   } catch (const Error& e) {
     return e.message();

@@ -79,6 +79,7 @@ std::vector<GroupConfig> decode_groups(const json& list, OptimizerKind kind, con
     const json& entry = list[g];
     try {
       if (!entry.is_object()) throw CaseFileError("a group must be an object");
+      case_fields::refuse_unknown_fields(entry, {"id", "hyperparameters", "param_dtype", "grad_dtype", "parameters"});
       GroupConfig group;
       group.id = identifier(entry, "id");
       if (!group_ids.insert(group.id).second) throw CaseFileError("group id " + std::to_string(group.id) + " is given twice");
@@ -93,6 +94,7 @@ std::vector<GroupConfig> decode_groups(const json& list, OptimizerKind kind, con
       if (!parameters.is_array() || parameters.empty()) throw CaseFileError("'parameters' must be a list of {id, numel}, at least one");
       for (const json& p : parameters) {
         if (!p.is_object()) throw CaseFileError("a parameter must be an object {id, numel}");
+        case_fields::refuse_unknown_fields(p, {"id", "numel"});
         group.parameters.push_back({identifier(p, "id"), whole_number(p, "numel", 1, kMostElements)});
       }
       groups.push_back(std::move(group));
@@ -285,6 +287,7 @@ ShardedCase decode_sharded_case(const json& j) {
   std::map<std::tuple<std::int64_t, int, std::uint64_t>, const json*> listed;
   for (const json& g : gradients) {
     if (!g.is_object() || !g.contains("values")) throw CaseFileError("a gradient must be an object {step, microbatch, parameter, values}");
+    case_fields::refuse_unknown_fields(g, {"step", "microbatch", "parameter", "values"});
     const auto key = std::make_tuple(whole_number(g, "step", 1, 2000), static_cast<int>(whole_number(g, "microbatch", 0, kMostMicrobatches - 1)),
                                      identifier(g, "parameter"));
     if (!listed.emplace(key, &g.at("values")).second) {

@@ -337,7 +337,10 @@ EOF
     code=$?
     [ "$code" -eq 1 ] && grep -q "stored for tensor 'ghost', which the file does not hold" "$out" || { cat "$out"; fail "a CRC of no tensor: exit $code"; }
     edit escaped-name "h['a\\nb\\x1b[2J'] = h.pop('$first'); crc['a\\nb\\x1b[2J'] = crc.pop('$first')"
-    "$bin" checkpoint inspect "$arg/escaped-name.safetensors" >"$out" 2>&1 || { cat "$out"; fail "an escaped name: exit $?"; }
+    # The renamed tensor is one a resume looks for: its absence is a finding (exit 1) too.
+    "$bin" checkpoint inspect "$arg/escaped-name.safetensors" >"$out" 2>&1
+    code=$?
+    [ "$code" -eq 1 ] && grep -q "a resume refuses: .*it holds no tensor" "$out" || { cat "$out"; fail "an escaped name: exit $code"; }
     grep -q 'a\\nb\\x1B\[2J ' "$out" && ! grep -q "$(printf '\033')" "$out" || { cat -A "$out"; fail "a control character reached the terminal raw"; }
     echo "ok: good file passes, flipped byte exit 1, truncated exit 2, edited checksums named, names escaped"
     ;;

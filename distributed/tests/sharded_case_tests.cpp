@@ -116,6 +116,10 @@ TEST(ShardedCase, RefusesMalformedCases) {
             std::string::npos);
   // Fields and values no run reads were accepted and ignored: an edit there changed nothing.
   EXPECT_NE(refusal([](auto& j) { j["step"] = 3; }).find("the case has no field 'step'; its fields are optimizer,"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["groups"][0]["extra"] = 1; }).find("groups[0]: the case has no field 'extra'"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["groups"][0]["parameters"][0]["extra"] = 1; }).find("the case has no field 'extra'; its fields are id, numel"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["gradients"][0]["extra"] = 1; }).find("its fields are step, microbatch, parameter, values"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["initial"]["424242"] = j["initial"].begin().value(); }).find("'initial' holds values of '424242', which is no parameter"),
             std::string::npos);
   EXPECT_NE(refusal([](auto& j) {

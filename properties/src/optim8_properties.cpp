@@ -82,6 +82,13 @@ nlohmann::json encode_input(const Optim8Case& c) {
 }
 
 void decode_input(const nlohmann::json& j, Optim8Case& c) {
+  // A field of no 8-bit case (a typo: "codez") would be ignored, and the case run without it.
+  for (const auto& [key, value] : j.items()) {
+    if (key != "base" && key != "blocksize" && key != "codes" && key != "absmax" && key != "state_maps") {
+      throw CaseFileError("an 8-bit optimizer case has no field '" + (key.size() > 64 ? key.substr(0, 64) + "..." : key) +
+                          "'; its fields are base, blocksize, codes, absmax and state_maps");
+    }
+  }
   for (const char* key : {"base", "blocksize", "codes", "absmax"}) {
     if (!j.contains(key)) throw CaseFileError(std::string("an 8-bit optimizer case needs '") + key + "'");
   }

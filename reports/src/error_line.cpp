@@ -25,6 +25,14 @@ std::string printable_text(const std::string& text) {
   return line;
 }
 
-void print_error(const std::string& message) { std::fprintf(stderr, "error: %s\n", printable_text(message).c_str()); }
+void print_error(const std::string& message) {
+  // A value quoted from an input (a 2 MB "dtype") made a line of megabytes: its middle is cut, and
+  // the start (what was wrong) and the end (how to fix it) are kept.
+  std::string line = printable_text(message);
+  if (line.size() > 1500) {
+    line = line.substr(0, 1000) + " [... " + std::to_string(line.size() - 1400) + " characters cut ...] " + line.substr(line.size() - 400);
+  }
+  std::fprintf(stderr, "error: %s\n", line.c_str());
+}
 
 }  // namespace bitparity::reports

@@ -237,6 +237,11 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
   prepare_corpus();
   const nlohmann::json state = read_state(command.corpus);
   const std::int64_t first_round = command.first_visit >= 0 ? command.first_visit : state.value("next_round", std::int64_t{0});
+  // From there no round runs: it ended as "no round finished within the budget", which it was not.
+  if (first_round >= kLastFirstVisit) {
+    throw UsageError(std::string(command.first_visit >= 0 ? "--first-visit" : "the corpus state " + state_path(command.corpus).string()) +
+                     " is at round 2^50, where the round-robin stops (a run from there runs no round); start again with --first-visit 0");
+  }
   const std::uint64_t seed =
       command.seed_given ? command.seed : (std::random_device{}() * 0x100000001ull ^ std::random_device{}()) >> 1;
   const std::size_t known_cases = rank_case_files(command.corpus).size();

@@ -1,5 +1,7 @@
 // The release gate: a report against the last release's.
 #include <algorithm>
+#include <iterator>
+#include <vector>
 #include <cmath>
 #include <map>
 #include <set>
@@ -129,11 +131,21 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
       check_figure(step, "step", "drift run " + key + " step", path, true);
       check_figure(step, "nonfinite", "drift run " + key + " step", path, true);
       for (const char* figure : kFigures) check_figure(step, figure, "drift run " + key + " step", path);
+      const nlohmann::json& bins = step.value("ulp_histogram", nlohmann::json());
+      if (!bins.is_array() || bins.size() != 6 ||
+          !std::all_of(bins.begin(), bins.end(), [](const nlohmann::json& n) { return n.is_number_unsigned(); })) {
+        malformed("drift run " + key + ": step " + std::to_string(i + 1) + "'s 'ulp_histogram' is not 6 counts");
+      }
       if (step.at("step") != i + 1) malformed("drift run " + key + ": step " + std::to_string(i + 1) + " is numbered " + step.at("step").dump());
     }
     // The summary is the steps' own: the last step's figures and the largest of each. A step cut
     // or edited, or a summary edited, no longer agrees with it.
-    for (const char* figure : kFigures) {
+    const std::vector<const char*> summarized = [] {
+      std::vector<const char*> all(std::begin(kFigures), std::end(kFigures));
+      all.push_back("nonfinite");
+      return all;
+    }();
+    for (const char* figure : summarized) {
       // A figure a thinned baseline lacks is not compared (the gate says so); it is not an edit.
       if (!run.at("summary").at("final").contains(figure) || !run.at("summary").at("max").contains(figure)) continue;
       double largest = 0;

@@ -46,9 +46,12 @@ std::string fix_for(const std::string& option) {
 }
 }  // namespace
 
-void check_result_path(const std::string& option, const std::string& path) {
+void check_result_path(const std::string& option, const std::string& given) {
   const std::string fix = fix_for(option);
-  if (path.empty()) throw UsageError(option + " was given an empty path" + fix);
+  if (given.empty()) throw UsageError(option + " was given an empty path" + fix);
+  // A link is written through (its target replaced): the target is what must be writable. A link
+  // to a missing folder passed this check and failed the write after the whole run.
+  const std::string path = fixtures::written_through_links(given);
   const fs::path target(path);
   if (!target.has_filename()) throw UsageError(option + " '" + path + "' names a folder, not a file" + fix);
   struct stat info {};
@@ -95,7 +98,7 @@ void check_result_path(const std::string& option, const std::string& path) {
 namespace {
 // The result's folder, where check_result_path made it to probe and removed it again.
 void make_folder_of(const std::string& path) {
-  const std::string folder = folder_of(fs::path(path)).lexically_normal().string();
+  const std::string folder = folder_of(fs::path(fixtures::written_through_links(path))).lexically_normal().string();
   if (folders_to_make().count(folder) == 0) return;
   std::error_code ignored;  // a folder that cannot be made fails the write, which says why
   fs::create_directories(folder, ignored);

@@ -174,6 +174,11 @@ bool names_format(const std::string& name) {
 
 // An implementation name as every rank will build it; cuda devices are looked for on their rank.
 std::string checked_implementation(const std::string& name, const std::string& option) {
+  // A fault of the driver, storage or checkpoints is no implementation: it was "unknown mutant".
+  if (name.starts_with("mutant:") && find_rank_mutant(name.substr(7)) != nullptr) {
+    throw UsageError(option + ": " + name.substr(7) + " is a fault of the multi-rank code, not of a kernel; give it as --mutant " +
+                     name.substr(7) + " (every rank runs it)");
+  }
   fixtures::ImplementationId id;
   try {
     id = fixtures::parse_implementation_id(name);
@@ -546,6 +551,13 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
   if (plan.rows.empty()) {
     throw UsageError("the options select no rows: P6 steps optimizers in layouts zero-1/2, zero-3 and per-parameter; "
                      "P2r runs every entry point in layout chunk+all_gather; P10 stores formats in layouts fsdp1-flat and fsdp2-dim0");
+  }
+  // Each --layout selects rows: one that selects none beside one that does was dropped silently.
+  for (const std::string& layout : command.layouts) {
+    if (std::none_of(plan.rows.begin(), plan.rows.end(), [&](const ShardedRowPlan& row) { return row.layout_name() == layout; })) {
+      throw UsageError("--layout " + layout + " selects no row of the chosen properties (P6 and P11: zero-1/2, zero-3, per-parameter; "
+                       "P2r: chunk+all_gather; P10: fsdp1-flat, fsdp2-dim0); drop it or add its property");
+    }
   }
   // With --case the row is the file's: "add --property" would be refused beside it ("drop --property").
   const auto advice = [&plan](const std::string& without_case) {

@@ -262,6 +262,14 @@ PYTHON
     [ "$(wc -c <out.txt)" -lt 400 ] || fail "the refusal of a line of junk is $(wc -c <out.txt) bytes"
     echo '{"schema": "bitparity.case/1", "blocksize": 1e99999}' >huge-number.json
     refused "huge-number.json: .*it holds a number too large for a double ('1e99999'); write a smaller one" "$bin" replay huge-number.json
+    edit "$p1q" codez.json "d['inputs']['case']['codez'] = d['inputs']['case']['codes']"
+    refused "codez.json: .*an 8-bit optimizer case has no field 'codez'" "$bin" replay codez.json
+    # A --json link to a missing folder failed after the whole run (exit 3), not before it.
+    ln -sf /proc/bitparity-none/target dangling.json
+    refused "--json '/proc/bitparity-none/target': cannot make its folder" "$bin" check --suite quant --format nf4 --cases 1 --json dangling.json
+    # One to a folder that can be made is written through, the folder made as for any --json.
+    ln -sf made-by-link/out.json link.json
+    "$bin" list --json link.json >out.txt 2>&1 && [ -s made-by-link/out.json ] && [ -L link.json ] || { cat out.txt; fail "a --json link to a new folder"; }
     edit "$p7" big-block.json "d['blocksize'] = 2**63"
     refused "big-block.json: 'blocksize': out of range: 9223372036854775808 is past 2.63 - 1" "$bin" replay big-block.json
     echo "ok: the fourth sweep's edits are refused, naming what is wrong"

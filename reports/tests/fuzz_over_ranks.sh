@@ -248,6 +248,8 @@ refused "--shrink-budget is for the suites over ranks" "$bitparity" fuzz --suite
 refused "--case holds its row, steps, worlds and values; drop --optimizer" "$bitparity" sharded --case "$work/x.json" --optimizer adam
 refused "--case holds its row, steps, worlds and values; drop --steps" "$bitparity" sharded --case "$work/x.json" --steps 3
 refused "x.json: no such file or folder" "$bitparity" sharded --case "$work/x.json"
+# From round 2^50 no round runs: it was "no round finished within the budget", exit 1.
+refused "--first-visit is at round 2.50, where the round-robin stops" "$bitparity" fuzz --suite storage --first-visit 1125899906842624 --budget 2s --corpus "$work/end"
 echo '{"schema": "bitparity.case/1"}' >"$work/one-process.json"
 refused "not a rank case (bitparity.rank-case/2); give a file from CORPUS/over-ranks" "$bitparity" sharded --case "$work/one-process.json"
 # A kernel's refusal passed on as bad input says what was wrong, without the kernel's code name.

@@ -148,6 +148,10 @@ edited cut-steps 'r["drift"][0]["steps"] = r["drift"][0]["steps"][:1]'
 refused "drift run adam/f32 has 1 steps, and the report was made with 25" "$work/cut-steps.json"
 edited negative-nonfinite 'r["drift"][0]["steps"][0]["nonfinite"] = -5'
 refused "drift run adam/f32 step 'nonfinite' is -5, not a count" "$work/negative-nonfinite.json"
+edited nonfinite-summary 'r["drift"][0]["summary"]["max"]["nonfinite"] = 3'
+refused "drift run adam/f32: its summary's 'nonfinite' is not its steps'" "$work/nonfinite-summary.json"
+edited histogram 'r["drift"][0]["steps"][0]["ulp_histogram"] = [1, 2]'
+refused "drift run adam/f32: step 1's 'ulp_histogram' is not 6 counts" "$work/histogram.json"
 edited loosened 'r["drift"][2]["summary"]["max"]["max_rel_error"] *= 4'
 refused "drift run .*: its summary's 'max_rel_error' is not its steps'" "$work/loosened.json"
 # nlohmann keeps the last of two equal keys: a file holding one twice is refused, naming it.
