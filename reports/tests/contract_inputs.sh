@@ -20,6 +20,12 @@ refused() {
     { cat out.txt; fail "$* : exit $code, not one line '$pattern'"; }
 }
 
+# edited IN OUT PYTHON: the JSON file IN with statement PYTHON run on it as `d`, its fingerprint
+# removed (as the README allows for an edit), written to OUT.
+edited() {
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('fingerprint', None); $3; json.dump(d, open(sys.argv[2],'w'))" "$1" "$2"
+}
+
 case "$case_name" in
   special-files)
     # Each was "no such file or folder".
@@ -208,50 +214,44 @@ PYTHON
     ;;
   unknown-fields)
     # A field the format does not have was ignored: an edit there (a typo) changed nothing, silently.
-    edit() {  # edit IN OUT PYTHON-STATEMENT-ON-d
-      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $3; json.dump(d, open(sys.argv[2],'w'))" "$1" "$2"
-    }
-    edit "$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json" typo-case.json 'd["input"] = d.pop("input_notes")'
+    edited "$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json" typo-case.json 'd["input"] = d.pop("input_notes")'
     refused "typo-case.json: .*a case file has no field 'input'; its fields are schema," "$bin" replay typo-case.json
     rank="$(ls "$corpus"/over-ranks/P6-*gradients-by-position-*.json)"
-    edit "$rank" typo-rank.json 'd["world"] = 5'
+    edited "$rank" typo-rank.json 'd["world"] = 5'
     refused "typo-rank.json: a rank case has no field 'world'; its fields are schema," "$bin" sharded --case typo-rank.json
-    edit "$rank" extra-initial.json 'd["case"]["initial"]["424242"] = []'
+    edited "$rank" extra-initial.json 'd["case"]["initial"]["424242"] = []'
     refused "extra-initial.json: case: 'initial' holds values of '424242', which is no parameter of 'groups'" "$bin" sharded --case extra-initial.json
-    edit "$rank" extra-field.json 'd["case"]["lr"] = 1'
+    edited "$rank" extra-field.json 'd["case"]["lr"] = 1'
     refused "extra-field.json: case: the case has no field 'lr'" "$bin" sharded --case extra-field.json
     echo "ok: fields no format has are refused, naming them"
     ;;
   fourth-sweep)
     # Edits the fourth sweep found accepted: each replayed, some as a kill or a false failure.
-    edit() {  # edit IN OUT PYTHON-ON-d (the fingerprint removed, as the README allows for an edit)
-      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('fingerprint', None); $3; json.dump(d, open(sys.argv[2],'w'))" "$1" "$2"
-    }
     p1q=$(ls "$corpus"/cases/P1q-adam-f32-64-mutant.optim8-hidden-step-counter-*.json)
-    edit "$p1q" unorm.json "d['inputs']['case']['base']['hyperparameters']['max_unorm'] = '0x1p-20 0x35800000'"
+    edited "$p1q" unorm.json "d['inputs']['case']['base']['hyperparameters']['max_unorm'] = '0x1p-20 0x35800000'"
     refused "unorm.json: .*8-bit states take no max_unorm; set it to 0" "$bin" replay unorm.json
-    edit "$p1q" absmax.json "d['inputs']['case']['absmax'][0][0] = 'nan 0x7fc00000'"
+    edited "$p1q" absmax.json "d['inputs']['case']['absmax'][0][0] = 'nan 0x7fc00000'"
     refused "absmax.json: .*state 0: a block absmax must be finite and >= 0, not nan" "$bin" replay absmax.json
-    edit "$p1q" negative.json "d['inputs']['case']['absmax'][0][0] = '-0x1p+0 0xbf800000'"
+    edited "$p1q" negative.json "d['inputs']['case']['absmax'][0][0] = '-0x1p+0 0xbf800000'"
     refused "negative.json: .*a block absmax must be finite and >= 0" "$bin" replay negative.json
-    edit "$p1q" columns.json "d['inputs']['case']['base']['states'] = [['0x1p+0 0x3f800000'], ['0x1p+0 0x3f800000']]"
+    edited "$p1q" columns.json "d['inputs']['case']['base']['states'] = [['0x1p+0 0x3f800000'], ['0x1p+0 0x3f800000']]"
     refused "columns.json: .*an 8-bit case's states are its 'codes' and 'absmax'; its base's 'states' must be \[\]" "$bin" replay columns.json
-    edit "$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json" no-states.json "d['inputs']['case']['states'] = []"
+    edited "$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json" no-states.json "d['inputs']['case']['states'] = []"
     refused "no-states.json: .*adam has 2 states; 'states' must hold that many columns" "$bin" replay no-states.json
-    edit "$p1q" typo.json "d['inputs']['case']['base']['zzz'] = 1"
+    edited "$p1q" typo.json "d['inputs']['case']['base']['zzz'] = 1"
     refused "typo.json: .*an optimizer case has no field 'zzz'" "$bin" replay typo.json
     p7=$(ls "$corpus"/cases/P7-dynamic8-signed-f32-64-mutant.stale-absmax-*.json)
-    edit "$p7" label.json "d['dtype'] = 'f16'"
+    edited "$p7" label.json "d['dtype'] = 'f16'"
     refused "label.json: .*the case's inputs are of dtype \"f32\", but its 'dtype' says 'f16'" "$bin" replay label.json
     rank=$(ls "$corpus"/over-ranks/P11-fp32-step-adam-f32-zero-1-2-W1-mutant-checkpoint-step-not-restored-*.json)
-    edit "$rank" args.json "d['arguments'] = ['sharded', '--mutant', 'checkpoint-padding-kept']"
+    edited "$rank" args.json "d['arguments'] = ['sharded', '--mutant', 'checkpoint-padding-kept']"
     refused "args.json: \"arguments\" run mutant:checkpoint-padding-kept, but \"implementation\" says mutant:checkpoint-step-not-restored" \
       "$bin" replay args.json
-    edit "$rank" worlds.json "d['case']['resume']['load_world'] = 5"
+    edited "$rank" worlds.json "d['case']['resume']['load_world'] = 5"
     refused "worlds.json: the case saves on 1 ranks and resumes on 5, more than its \"world_size\" 1; fix one of them" "$bin" replay worlds.json
-    edit "$rank" resume-typo.json "d['case']['resume']['zzz'] = 1"
+    edited "$rank" resume-typo.json "d['case']['resume']['zzz'] = 1"
     refused "resume-typo.json: case: resume: the case has no field 'zzz'" "$bin" replay resume-typo.json
-    edit "$p7" unread.json "d['inputs']['zzz'] = 1"
+    edited "$p7" unread.json "d['inputs']['zzz'] = 1"
     refused "unread.json: the case has an input 'zzz', which property P7 never reads; remove it" "$bin" replay unread.json
     # Beside --case the advice was "add --property P11", which --case refuses ("drop --property").
     p10=$(ls "$corpus"/over-ranks/P10-storage-dynamic8-signed-u8-f32-fsdp1-flat-W2-mutant-storage-padding-from-wrong-end-*.json)
@@ -262,7 +262,7 @@ PYTHON
     [ "$(wc -c <out.txt)" -lt 400 ] || fail "the refusal of a line of junk is $(wc -c <out.txt) bytes"
     echo '{"schema": "bitparity.case/1", "blocksize": 1e99999}' >huge-number.json
     refused "huge-number.json: .*it holds a number too large for a double ('1e99999'); write a smaller one" "$bin" replay huge-number.json
-    edit "$p1q" codez.json "d['inputs']['case']['codez'] = d['inputs']['case']['codes']"
+    edited "$p1q" codez.json "d['inputs']['case']['codez'] = d['inputs']['case']['codes']"
     refused "codez.json: .*an 8-bit optimizer case has no field 'codez'" "$bin" replay codez.json
     # A --json link to a missing folder failed after the whole run (exit 3), not before it.
     ln -sf /proc/bitparity-none/target dangling.json
@@ -270,7 +270,7 @@ PYTHON
     # One to a folder that can be made is written through, the folder made as for any --json.
     ln -sf made-by-link/out.json link.json
     "$bin" list --json link.json >out.txt 2>&1 && [ -s made-by-link/out.json ] && [ -L link.json ] || { cat out.txt; fail "a --json link to a new folder"; }
-    edit "$p7" big-block.json "d['blocksize'] = 2**63"
+    edited "$p7" big-block.json "d['blocksize'] = 2**63"
     refused "big-block.json: 'blocksize': out of range: 9223372036854775808 is past 2.63 - 1" "$bin" replay big-block.json
     echo "ok: the fourth sweep's edits are refused, naming what is wrong"
     ;;
