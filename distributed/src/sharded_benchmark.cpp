@@ -25,13 +25,18 @@ ShardedConfig benchmark_config(OptimizerKind kind, bool eight_bit, DType dtype, 
   const std::int64_t shares[2][2] = {{40, 10}, {30, 20}};
   const std::int64_t ragged[2][2] = {{3, 17}, {5, -25}};
   std::uint64_t id = 101;
+  std::int64_t left = elements;
   for (int g = 0; g < 2; ++g) {
     GroupConfig group;
     group.id = static_cast<std::uint64_t>(g);
     group.hyper = draw_hyperparameters(kind, eight_bit, random);
     group.param_dtype = group.grad_dtype = dtype;
     for (int i = 0; i < 2; ++i) {
-      group.parameters.push_back({id, std::max<std::int64_t>(1, elements * shares[g][i] / 100 + ragged[g][i])});
+      // The last parameter takes what is left, so a row has exactly the elements asked for.
+      const bool last = g == 1 && i == 1;
+      const std::int64_t numel = last ? left : elements * shares[g][i] / 100 + ragged[g][i];
+      left -= numel;
+      group.parameters.push_back({id, numel});
       id += 7;
     }
     config.groups.push_back(std::move(group));

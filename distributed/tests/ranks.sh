@@ -203,6 +203,8 @@ assert "stopped by a signal after" in d["results"][-1]["incomplete"], d["results
       grep -q "$key" "$arg" || fail "$arg lacks $key"
     done
     [ "$(grep -c '"ratio"' "$arg")" -eq 6 ] || fail "expected 6 rows (3 layouts x fp32/8-bit)"
+    # Every row times exactly the elements asked for.
+    [ "$(grep -c '"elements": 5000' "$arg")" -eq 6 ] || fail "a row timed another count than --elements 5000"
     ;;
   json)
     mpirun -np "$world" "$bin" sharded --optimizer lamb --dtype bf16 --json "$arg" >"$out" 2>&1 || { cat "$out"; fail "exit $?"; }

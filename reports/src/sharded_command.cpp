@@ -94,8 +94,8 @@ void add_sharded_command(CLI::App& app, ShardedCommand& command) {
   sharded->add_flag("--benchmark", command.benchmark,
                     "time the sharded step (reduce, step, gather; slowest rank) against the unsharded step of the same "
                     "parameters for the P6 rows, instead of checking them (default selection: adam, f32)");
-  sharded->add_option("--elements", command.elements, "--benchmark: parameter elements per row (default 2^20)")
-      ->transform(integer_in(1, std::int64_t{1} << 30))
+  sharded->add_option("--elements", command.elements, "--benchmark: parameter elements per row, at least 256 (default 2^20)")
+      ->transform(integer_in(256, std::int64_t{1} << 30))
       ->each([&command](const std::string&) { command.elements_given = true; });
   sharded->add_option("--inject-failure", command.inject_failure, "test hook RANK:HOW:STEP (HOW: throw, abort, hang, kill)")
       ->group("");
