@@ -11,6 +11,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::device_mismatch: return "device_mismatch";
     case ErrorCode::device_unavailable: return "device_unavailable";
     case ErrorCode::cuda_failure: return "cuda_failure";
+    case ErrorCode::implementation_fault: return "implementation_fault";
   }
   return "unknown";
 }

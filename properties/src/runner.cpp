@@ -226,9 +226,14 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
   // must keep the failure it started from: a violation shrunk into a refusal (a library that refuses
   // empty tensors refuses every case shrunk to one) would hide what the case first showed. So once
   // a case failed, a candidate that fails the other way counts as passing.
-  enum class Failure { none, violation, refusal };
+  // A call that crashed or hung is not shrunk: every candidate could cost a crash or a watchdog's wait,
+  // and the case as drawn replays the fault. Later runs (RapidCheck's candidates, and its re-run of
+  // the case it reports) fail with that fault's message, unrun; the recorded case stays the first.
+  enum class Failure { none, violation, refusal, fault };
   Failure first_failure = Failure::none;
+  std::string fault_message;
   const auto run_case = [&] {
+    if (first_failure == Failure::fault) throw PropertyViolation(fault_message);
     CaseTape tape = CaseTape::recording();
     case_target.tape = options.record_failing_case ? &tape : nullptr;
     Failure failure = Failure::violation;
@@ -237,17 +242,19 @@ RunResult run_property(const PropertyDef& property, const PropertyTarget& target
         property.body(case_target, result.stats);
       } catch (const Error& refusal) {
         // A refusal of a valid case is a failure too (P2: results, or a refusal only for bad input).
-        failure = Failure::refusal;
+        failure = refusal.code() == ErrorCode::implementation_fault ? Failure::fault : Failure::refusal;
         if (first_failure == Failure::violation) {
           case_target.tape = nullptr;
           return;
         }
-        report_violation(result.stats, 1, std::string(kRefusedValidCase) + refusal.what());
+        report_violation(result.stats, 1, std::string(refusal.code() == ErrorCode::implementation_fault ? kFailedInsideCall : kRefusedValidCase) +
+                                               refusal.what());
       }
-    } catch (const PropertyViolation&) {
+    } catch (const PropertyViolation& violation) {
       case_target.tape = nullptr;
       if (first_failure == Failure::refusal && failure == Failure::violation) return;
       first_failure = failure;
+      if (failure == Failure::fault) fault_message = violation.what();
       if (options.record_failing_case) result.failing_case = RecordedCase{tape.encoded_inputs(), tape.encoded_notes()};
       throw;
     }
@@ -338,7 +345,8 @@ ReplayOutcome replay_property(const PropertyDef& property, const PropertyTarget&
     try {
       property.body(replayed, outcome.stats);
     } catch (const Error& refusal) {
-      report_violation(outcome.stats, 1, std::string(kRefusedValidCase) + refusal.what());
+      report_violation(outcome.stats, 1, std::string(refusal.code() == ErrorCode::implementation_fault ? kFailedInsideCall : kRefusedValidCase) +
+                                            refusal.what());
     }
   } catch (const PropertyViolation& violation) {
     outcome.passed = false;

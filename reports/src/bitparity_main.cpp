@@ -78,7 +78,8 @@ std::string unknown_option_beside_help(CLI::App& app, int argc, char** argv) {
 }
 
 int exit_code_of(bitparity::ErrorCode code) {
-  return code == bitparity::ErrorCode::cuda_failure ? exit_run_error : exit_bad_input;
+  return code == bitparity::ErrorCode::cuda_failure || code == bitparity::ErrorCode::implementation_fault ? exit_run_error
+                                                                                                  : exit_bad_input;
 }
 
 // Whether stdout is a pipe or a socket: there, a failed write means the reader has gone (EPIPE; SIGPIPE
@@ -244,8 +245,8 @@ int run_command(int argc, char** argv) {
     return refuse(error.what(), exit_gpu_missing);
   } catch (const bitparity::Error& error) {
     // A refusal of bad input says what was wrong; the code name is for a CUDA failure's report.
-    const bool bad_input = exit_code_of(error.code()) == exit_bad_input;
-    return refuse(bad_input ? error.message() : std::string(error.what()), exit_code_of(error.code()));
+    const bool plain = exit_code_of(error.code()) == exit_bad_input || error.code() == bitparity::ErrorCode::implementation_fault;
+    return refuse(plain ? error.message() : std::string(error.what()), exit_code_of(error.code()));
   } catch (const std::bad_alloc&) {
     return refuse("out of memory; choose a smaller run (fewer --elements, --cases or rows)", exit_run_error);
   } catch (const std::exception& error) {

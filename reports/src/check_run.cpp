@@ -99,11 +99,21 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
     return std::max(kSmallestShare, (total - spent) / static_cast<double>(parts_left));
   };
   const auto baseline = fixtures::make_implementation("cpu");
+  // A plugin's host is started once for the run (a fresh one follows a call that killed it); every
+  // other implementation is made fresh for each row.
+  std::map<std::string, std::shared_ptr<fixtures::Implementation>> plugins;
   std::vector<CheckRow> rows;
   for (std::size_t index = 0; index < plan.size(); ++index) {
     if (callbacks.cancelled && callbacks.cancelled()) break;
     const PlannedRow& planned = plan[index];
-    const auto iut = fixtures::make_implementation(planned.device);
+    std::shared_ptr<fixtures::Implementation> iut;
+    if (planned.device.starts_with("plugin:")) {
+      auto& kept = plugins[planned.device];
+      if (!kept) kept = fixtures::make_implementation(planned.device);
+      iut = kept;
+    } else {
+      iut = fixtures::make_implementation(planned.device);
+    }
     CheckRow row;
     row.suite = planned.property->suite;
     row.property_id = planned.property->id;

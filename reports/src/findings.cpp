@@ -20,7 +20,12 @@ struct Class {
 Class classify(const CheckRow& row, bool takes_strided) {
   const std::string& id = row.property_id;
   const std::string& text = row.counterexample;
-  // First: a refused call says nothing about layouts, launches or devices, whatever the property.
+  // First: a failed or refused call says nothing about layouts, launches or devices, whatever the property.
+  if (has(text, properties::kFailedInsideCall)) {
+    return {"failed inside a call",
+            "the library crashed, exited, hung or wrote outside its buffers inside a call (the message names the call, the "
+            "signal and the buffer); its plugin host was replaced and the run went on"};
+  }
   if (has(text, properties::kRefusedValidCase)) {
     return {"refusal", "the library refused (or its adapter declined) a call the contract allows; the message says why"};
   }

@@ -304,7 +304,7 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
 // fails is a run error (exit 5). Exit 4 (a GPU required and none usable) is decided before any rank
 // starts (`check --require-gpu`), so an absent cuda:7 beside a usable cuda:0 stays bad input.
 int refusal_code_of(const Error& e) {
-  return e.code() == ErrorCode::cuda_failure ? exit_run_error : exit_bad_input;
+  return e.code() == ErrorCode::cuda_failure || e.code() == ErrorCode::implementation_fault ? exit_run_error : exit_bad_input;
 }
 
 // Every rank returns the same code: a run error on any rank outranks bad input.

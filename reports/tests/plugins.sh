@@ -62,7 +62,10 @@ eval "$replay" >"$work/replayed.txt" 2>&1
 code=$?
 [ "$code" -eq 1 ] || { cat "$work/replayed.txt"; fail "the printed replay gave exit $code, not 1: $replay"; }
 
-echo "== a plugin that ends the process inside a call (bitsandbytes' CUDA error checks call exit(1))"
+# The faults below end an in-process run (BITPARITY_PLUGIN_IN_PROCESS=1, for debuggers) with one line
+# naming the call; plugins_hosted.sh covers them in a plugin host, where each is a finding.
+export BITPARITY_PLUGIN_IN_PROCESS=1
+echo "== in process: a plugin that ends the process inside a call (bitsandbytes' CUDA error checks call exit(1))"
 BITPARITY_FAULTY_PLUGIN_EXITS=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --cases 1 >"$work/exits.txt" 2>&1
 code=$?
 tail -n 1 "$work/exits.txt"
@@ -118,6 +121,7 @@ tail -n 1 "$work/twice.txt"
 grep -q "^error: interrupted a second time; the run ended without writing this run's results" "$work/twice.txt" ||
   fail "the second signal's ending is not said"
 
+unset BITPARITY_PLUGIN_IN_PROCESS
 echo "== refusals are findings of their own class, whichever property met them"
 BITPARITY_FAULTY_PLUGIN_REFUSES=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --format dynamic8-signed \
   --cases 1 --json "$work/refuses.json" >"$work/refuses.txt" 2>&1

@@ -13,6 +13,7 @@ enum class ErrorCode {
   device_mismatch,    // tensors on the wrong device for the launcher
   device_unavailable, // the requested device does not exist or CUDA is not built
   cuda_failure,       // the CUDA runtime reported an error
+  implementation_fault, // an implementation under test crashed, hung or exited inside a call or its loading
 };
 
 const char* error_code_name(ErrorCode code);

@@ -132,6 +132,8 @@ struct RunOptions {
 
 // How a violation begins when the implementation threw on a case the generators call valid.
 inline constexpr const char* kRefusedValidCase = "the implementation refused a valid case: ";
+// A call that crashed, hung or exited (a hosted plugin): a finding on the case, like a refusal.
+inline constexpr const char* kFailedInsideCall = "the implementation failed inside a call: ";
 
 // A case as data: the inputs it drew, encoded by name, and the notes each draw added.
 struct RecordedCase {

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Hostile plugins in their plugin host (fixtures/PLUGIN_HOST.md): whatever the library does inside a
+# call (exit, a fault, an abort, a hang, a write past an output or into an input) is a finding named
+# "failed inside a call" that says what happened, the run goes on with a fresh host and ends by itself
+# with exit 1, and bitparity never dies by a signal. An abort while loading ends the run with exit 5.
+set -uo pipefail
+bitparity="$1"; faulty="$2"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+unset BITPARITY_PLUGIN_IN_PROCESS
+select=(--suite quant --format dynamic8-signed --dtype f32 --cases 2)
+
+# hostile VARIABLE=VALUE PATTERN: the faulty plugin with that fault gives findings whose counterexample
+# matches PATTERN, and no other finding.
+hostile() {
+  local fault="$1" pattern="$2"
+  echo "== $fault"
+  env "$fault" BITPARITY_PLUGIN_WATCHDOG_SECONDS=2 timeout 600 "$bitparity" check --implementation "plugin:$faulty" "${select[@]}" \
+    --json "$work/out.json" >"$work/out.txt" 2>&1
+  local code=$?
+  tail -n 2 "$work/out.txt"
+  [ "$code" -eq 1 ] || { cat "$work/out.txt"; fail "$fault: exit $code, not 1 (a finding)"; }
+  python3 - "$work/out.json" "$pattern" <<'PYTHON' || fail "$fault: the findings do not say what happened"
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+findings = doc["findings"]
+assert findings, "no finding"
+for f in findings:
+    assert f["class"] == "failed inside a call", (f["class"], f["counterexample"][:300])
+    assert re.search(sys.argv[2], f["counterexample"]), f["counterexample"][:300]
+# The run went on after the first fault: every selected row ran.
+assert all("not_applicable" in r or "counterexample" in r or r.get("violations") == 0 for r in doc["results"])
+PYTHON
+}
+
+call="plugin:$faulty quantize \\(dynamic8-signed, f32, [0-9]+ elements, block size [0-9]+\\)"
+hostile BITPARITY_FAULTY_PLUGIN_EXITS=1 "$call called exit\\(1\\)"
+hostile BITPARITY_FAULTY_PLUGIN_CRASHES=segv "$call crashed with SIGSEGV"
+hostile BITPARITY_FAULTY_PLUGIN_CRASHES=abort "$call crashed with SIGABRT"
+hostile BITPARITY_FAULTY_PLUGIN_HANGS=1 "$call did not return within 2 s \\(hung\\); its host was killed"
+hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=1 "$call wrote 1 bytes past the end of 'codes'"
+hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=100 "$call crashed with SIGSEGV: it wrote 100 bytes past the end of 'codes'"
+hostile BITPARITY_FAULTY_PLUGIN_WRITES_INPUT=1 "$call crashed with SIGSEGV: it wrote into 'input', an input, at byte 0"
+
+echo "== a failing row's replay command replays the fault in a fresh host"
+BITPARITY_FAULTY_PLUGIN_CRASHES=segv "$bitparity" check --implementation "plugin:$faulty" "${select[@]}" --json "$work/crash.json" >/dev/null 2>&1
+replay=$(python3 -c 'import json, sys; print(next(r["replay"] for r in json.load(open(sys.argv[1]))["results"] if r.get("replay")))' "$work/crash.json")
+BITPARITY_FAULTY_PLUGIN_CRASHES=segv eval "$replay" >"$work/replayed.txt" 2>&1
+code=$?
+[ "$code" -eq 1 ] && grep -q "crashed with SIGSEGV" "$work/replayed.txt" || { cat "$work/replayed.txt"; fail "the replay gave exit $code: $replay"; }
+
+echo "== a plugin that aborts while it loads"
+BITPARITY_FAULTY_PLUGIN_ABORTS_AT_LOAD=1 "$bitparity" check --implementation "plugin:$faulty" "${select[@]}" >"$work/load.txt" 2>&1
+code=$?
+cat "$work/load.txt"
+[ "$code" -eq 5 ] || fail "an abort while loading gave exit $code, not 5"
+grep -q "^error: plugin:$faulty (its static constructors or bitparity_plugin_v1()) crashed with SIGABRT while loading, in its plugin host$" \
+  "$work/load.txt" || fail "the abort while loading does not name the plugin and the signal"
+
+echo "== a plugin that offers nothing the selection checks"
+BITPARITY_FAULTY_PLUGIN_QUANTIZE_ONLY=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --property P7d >"$work/none.txt" 2>&1
+code=$?
+cat "$work/none.txt"
+[ "$code" -eq 2 ] && grep -q "^error: nothing to check" "$work/none.txt" || fail "a run that checked nothing gave exit $code"
+
+echo "== bad watchdog settings are refused"
+BITPARITY_PLUGIN_WATCHDOG_SECONDS=soon "$bitparity" check --implementation "plugin:$faulty" "${select[@]}" >"$work/watchdog.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && grep -q "BITPARITY_PLUGIN_WATCHDOG_SECONDS='soon' is not a number of seconds" "$work/watchdog.txt" ||
+  { cat "$work/watchdog.txt"; fail "a bad watchdog setting gave exit $code"; }
+BITPARITY_PLUGIN_IN_PROCESS=maybe "$bitparity" check --implementation "plugin:$faulty" "${select[@]}" >"$work/mode.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && grep -q "BITPARITY_PLUGIN_IN_PROCESS='maybe'" "$work/mode.txt" || { cat "$work/mode.txt"; fail "a bad mode gave exit $code"; }
+echo "PASS"
