@@ -464,8 +464,8 @@ std::string header_field_problem(const SafetensorsFile& file) {
       refuse(path, "\"format\" is '" + m.at("format") + "', not " + kCheckpointFormat + ", the one format this bitparity writes");
     }
     const std::string& form = text_of(m, "form", path);
-    if (form != "universal" && form != "rank") refuse(path, "\"form\" is '" + form + "', not universal or rank");
-    if (form == "rank" && m.count("rank") == 0) refuse(path, "a rank form without \"rank\"");
+    if (form != "universal" && form != "rank-shard") refuse(path, "\"form\" is '" + form + "', not universal or rank-shard");
+    if (form == "rank-shard" && m.count("rank") == 0) refuse(path, "a rank-shard form without \"rank\"");
     if (form == "universal" && m.count("rank") != 0) refuse(path, "the universal form with a \"rank\"");
     try {
       (void)parse_layout(text_of(m, "layout", path));

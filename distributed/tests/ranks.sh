@@ -256,6 +256,14 @@ assert "stopped by a signal after" in d["results"][-1]["incomplete"], d["results
     grep -q "every tensor matches its CRC-32" "$out" || fail "inspect does not confirm the checksums"
     python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["metadata"]; assert m["form"] == "universal" and m["optimizer"] == "adam" and m["states"] == "8-bit", m' \
       "$arg/inspect.json" || fail "inspect JSON lacks the metadata"
+    # A rank's own shard (the form a resume on the same world reads) holds as well: inspect read its
+    # form "rank-shard" as a header a resume refuses.
+    shard=$(find "$arg" -name 'rank-*-of-*.safetensors' | head -n 1)
+    if [ -n "$shard" ]; then
+      "$bin" checkpoint inspect "$shard" >"$out" 2>&1 || { cat "$out"; fail "a rank shard fails inspect (exit $?)"; }
+    elif [ "$world" -gt 1 ]; then
+      fail "no rank shard under $arg on $world ranks"
+    fi
     size=$(wc -c <"$file")
     cp "$file" "$arg/flipped.safetensors"
     printf '\377' | dd of="$arg/flipped.safetensors" bs=1 seek=$((size - 2)) conv=notrunc 2>/dev/null

@@ -226,6 +226,12 @@ void decode_optim_case(const nlohmann::json& j, OptimCase& c, bool state_columns
   c.hyper = hyper.hyper;
   decode_input(j.at("param_dtype"), c.param_dtype);
   decode_input(j.at("grad_dtype"), c.grad_dtype);
+  // A step refuses other dtypes, and that refusal would read as a mutant's kill or a failed case.
+  for (const auto& [dtype, key] : {std::pair{c.param_dtype, "param_dtype"}, std::pair{c.grad_dtype, "grad_dtype"}}) {
+    if (!is_float_dtype(dtype)) {
+      throw CaseFileError(std::string("'") + key + "' is " + dtype_name(dtype) + "; parameters and gradients are f32, f16 or bf16");
+    }
+  }
   decode_input(j.at("shape"), c.shape);
   std::int64_t n = 1;
   for (auto size : c.shape) n *= size;

@@ -41,6 +41,32 @@ std::string file_safe(const std::string& text) {
   return safe;
 }
 
+// The maps registered at run time (read from files) that the case uses travel with it, so that a
+// replay in another process decides with the same values: the quant entry's map, or the maps an
+// 8-bit optimizer case names for its states.
+json carried_maps(const SavedCase& saved) {
+  std::vector<std::string> used = {saved.entry};
+  const json& inputs = saved.recorded.inputs;
+  if (inputs.contains("case") && inputs.at("case").is_object() && inputs.at("case").contains("state_maps")) {
+    for (const auto& name : inputs.at("case").at("state_maps")) {
+      if (name.is_string()) used.push_back(name.get<std::string>());
+    }
+  }
+  json maps = json::array();
+  for (const auto& info : quant_formats()) {
+    if (info.builtin || std::find(used.begin(), used.end(), info.name) == used.end()) continue;
+    const CodeMap& map = code_map(info.format);
+    json values = json::array();
+    for (float value : map.values) {
+      char text[16];
+      std::snprintf(text, sizeof text, "0x%08x", float_bits(value));
+      values.push_back(text);
+    }
+    maps.push_back({{"name", map.name}, {"bits", map.bits}, {"provenance", map.provenance}, {"values", values}});
+  }
+  return maps;
+}
+
 }  // namespace
 
 json saved_case_json(const SavedCase& saved) {
@@ -65,29 +91,7 @@ json saved_case_json(const SavedCase& saved) {
           {"found", saved.found},
           {"inputs", saved.recorded.inputs},
           {"input_notes", saved.recorded.notes}};
-  // The maps registered at run time (read from files) that the case uses travel with it, so that a
-  // replay in another process decides with the same values: the quant entry's map, or the maps an
-  // 8-bit optimizer case names for its states.
-  std::vector<std::string> used = {saved.entry};
-  const json& inputs = saved.recorded.inputs;
-  if (inputs.contains("case") && inputs.at("case").is_object() && inputs.at("case").contains("state_maps")) {
-    for (const auto& name : inputs.at("case").at("state_maps")) {
-      if (name.is_string()) used.push_back(name.get<std::string>());
-    }
-  }
-  json maps = json::array();
-  for (const auto& info : quant_formats()) {
-    if (info.builtin || std::find(used.begin(), used.end(), info.name) == used.end()) continue;
-    const CodeMap& map = code_map(info.format);
-    json values = json::array();
-    for (float value : map.values) {
-      char text[16];
-      std::snprintf(text, sizeof text, "0x%08x", float_bits(value));
-      values.push_back(text);
-    }
-    maps.push_back({{"name", map.name}, {"bits", map.bits}, {"provenance", map.provenance}, {"values", values}});
-  }
-  if (!maps.empty()) document["code_maps"] = maps;
+  if (json maps = carried_maps(saved); !maps.empty()) document["code_maps"] = maps;
   return document;
 }
 
@@ -252,8 +256,14 @@ SavedCase read_saved_case(const fs::path& path) {
 }
 
 std::string case_fingerprint(const SavedCase& saved) {
-  const json identity = {{"property", saved.property}, {"implementation", saved.implementation}, {"entry", saved.entry},
-                         {"dtype", dtype_name(saved.dtype)}, {"blocksize", saved.blocksize}, {"inputs", saved.recorded.inputs}};
+  json identity = {{"property", saved.property}, {"implementation", saved.implementation}, {"entry", saved.entry},
+                   {"dtype", dtype_name(saved.dtype)}, {"blocksize", saved.blocksize}, {"inputs", saved.recorded.inputs}};
+  // A map read from a file decides as much as the inputs (cases with built-in maps only keep their
+  // fingerprints).
+  if (json maps = carried_maps(saved); !maps.empty()) {
+    for (auto& map : maps) map.erase("provenance");  // where the values were read, not what they are
+    identity["code_maps"] = maps;
+  }
   std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a over the canonical dump (keys sorted)
   for (unsigned char c : identity.dump()) hash = (hash ^ c) * 0x100000001b3ull;
   char text[17];
@@ -292,17 +302,49 @@ TargetSpec saved_case_target(const SavedCase& saved) {
     if (spec.entry() != saved.entry || spec.dtype != saved.dtype) continue;
     const auto sizes = spec.block_sizes();
     if (std::find(sizes.begin(), sizes.end(), saved.blocksize) == sizes.end()) {
-      throw CaseFileError("block size " + std::to_string(saved.blocksize) + " is not one of " + spec.label() + "'s");
+      std::string listed;
+      for (const auto size : sizes) listed += (listed.empty() ? "" : ", ") + std::to_string(size);
+      throw CaseFileError("'blocksize' " + std::to_string(saved.blocksize) + " is not one of " + spec.label() + "'s (" + listed +
+                          "); fix it, and the block size its inputs were drawn with");
     }
     return spec;
   }
-  throw CaseFileError("suite " + std::string(fixtures::suite_name(property.suite)) + " has no target '" +
-                      (saved.entry.empty() ? "" : saved.entry + "/") + dtype_name(saved.dtype) + "'");
+  std::string entries;
+  for (const TargetSpec& spec : suite_targets(property.suite)) {
+    if (entries.find("'" + spec.entry() + "'") == std::string::npos) entries += (entries.empty() ? "'" : ", '") + spec.entry() + "'";
+  }
+  throw CaseFileError("its 'property' " + saved.property + " (suite " + std::string(fixtures::suite_name(property.suite)) +
+                      ") has no target '" + (saved.entry.empty() ? "" : saved.entry + "/") + dtype_name(saved.dtype) +
+                      "': its 'entry' must be one of " + entries + " with a dtype the suite runs, or 'property' another suite's; "
+                      "fix the one that was edited" +
+                      (property.suite == fixtures::Suite::quant ? " (a map read from a file travels in the case's 'code_maps')" : ""));
+}
+
+std::string saved_case_not_applicable_reason(const SavedCase& saved, fixtures::Implementation& iut, fixtures::Implementation& baseline) {
+  const PropertyDef& property = saved_case_property(saved);
+  const PropertyTarget target = make_target(property, saved_case_target(saved), &iut, &baseline, saved.blocksize);
+  if (std::string reason = not_applicable_reason(property, target); !reason.empty()) return reason;
+  // A quantize case drawn with stochastic rounding needs an implementation that offers it (a plugin
+  // does not): there the case is not applicable, as its row would be, not a refusal of a valid case.
+  const json& inputs = saved.recorded.inputs;
+  if (inputs.contains("case") && inputs.at("case").is_object() && inputs.at("case").contains("rounding") &&
+      inputs.at("case").at("rounding").is_object() && inputs.at("case").at("rounding").contains("enabled") &&
+      inputs.at("case").at("rounding").at("enabled") == true &&
+      !iut.offers(fixtures::OperationFamily::stochastic_rounding)) {
+    return iut.name() + " does not offer stochastic rounding, which the case draws";
+  }
+  return "";
 }
 
 ReplayOutcome replay_saved_case(const SavedCase& saved, fixtures::Implementation& iut, fixtures::Implementation& baseline) {
   const PropertyDef& property = saved_case_property(saved);
   const PropertyTarget target = make_target(property, saved_case_target(saved), &iut, &baseline, saved.blocksize);
+  if (const std::string reason = saved_case_not_applicable_reason(saved, iut, baseline); !reason.empty()) {
+    ReplayOutcome outcome;
+    outcome.not_applicable = true;
+    outcome.not_applicable_reason = reason;
+    return outcome;
+  }
   ReplayOutcome outcome = replay_property(property, target, saved.recorded);
   // A case that ran to its end without reading an input holds one no property draws (an edit, a
   // typo): it was ignored. A failing run may stop before its last inputs, so only a whole one says.

@@ -167,7 +167,7 @@ TEST_F(CaseFiles, RefusesWhatIsWrongAndSaysWhat) {
   EXPECT_NE(edited([](auto& f) { f["property"] = "P99"; }).find("no property 'P99'"), std::string::npos);
   EXPECT_NE(edited([](auto& f) { f["implementation"] = "tpu:0"; }).find("'implementation'"), std::string::npos);
   EXPECT_NE(edited([](auto& f) { f["entry"] = "nf5"; }).find("has no target 'nf5/"), std::string::npos);
-  EXPECT_NE(edited([](auto& f) { f["blocksize"] = 100; }).find("block size 100"), std::string::npos);
+  EXPECT_NE(edited([](auto& f) { f["blocksize"] = 100; }).find("'blocksize' 100 is not one of"), std::string::npos);
   EXPECT_NE(edited([](auto& f) { f["inputs"].erase("values"); }).find("no input 'values'"), std::string::npos);
   EXPECT_NE(edited([](auto& f) { f["inputs"]["values"]["values"][0] = "0x1p+0 0x3f800001"; })
                 .find("the hexfloat is not the value of the bits"), std::string::npos);

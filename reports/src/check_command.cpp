@@ -356,10 +356,11 @@ int run_check_command(const CheckCommand& command) {
     if (gpu_required(command.require_gpu)) require_usable_gpu();
     return run_sharded_command(sharded);
   }
-  bool asked_all = false;
-  const CheckOptions options = resolve_check_selection(command, asked_all);
+  // Before the devices are resolved: a required GPU that is missing is exit 4, whichever device was named.
   const bool require = gpu_required(command.require_gpu);
   if (require) require_usable_gpu();
+  bool asked_all = false;
+  const CheckOptions options = resolve_check_selection(command, asked_all);
   if (command.json_given) {
     check_result_apart_from_map_and_plugin_files("--json", command.json_path, command.maps, command.implementations);
     check_result_path("--json", command.json_path);

@@ -88,8 +88,9 @@ CodeMap read_json_map(const std::string& path) {
   map.bits = bits_for_count(values.size(), path);
   if (document.is_object() && document.contains("bits") &&
       (!document["bits"].is_number_integer() || document["bits"].get<std::int64_t>() != map.bits)) {
-    throw UsageError(path + ": \"bits\" says " + document["bits"].dump() + " but the list holds " +
-                     std::to_string(values.size()) + " values");
+    const std::string said = document["bits"].is_number_integer() ? document["bits"].dump() : "something other than a number";
+    throw UsageError(path + ": \"bits\" says " + said + " but the list holds " + std::to_string(values.size()) + " values; write \"bits\": " +
+                     std::to_string(map.bits) + " or leave it out");
   }
   for (std::size_t i = 0; i < values.size(); ++i) map.values.push_back(float_from_bits(bit_pattern(values[i], i, path)));
   map.provenance = "read from " + path;

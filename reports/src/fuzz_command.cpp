@@ -118,7 +118,7 @@ FolderLock check_corpus(const std::string& corpus) {
   check_corpus_cases(corpus);
   fs::create_directories(fs::path(corpus) / "cases", error);
   if (error) throw UsageError("--corpus " + corpus + ": cannot create its cases folder (" + error.message() + ")");
-  check_result_path("--corpus", state_path(corpus).string());
+  check_result_path("--corpus " + corpus + ": its fuzz state", state_path(corpus).string());
   // The failures found are saved in cases/: a folder that takes no file would lose them.
   check_result_path("--corpus", (fs::path(corpus) / "cases" / "probe.json").string());
   return FolderLock(corpus, "--corpus");
@@ -312,6 +312,8 @@ int run_fuzz_command(const FuzzCommand& command) {
     throw UsageError("--shrink-budget is for the suites over ranks (sharded, storage, resume), whose failures shrink through "
                      "mpirun; drop it here");
   }
+  // Before the devices are resolved: a required GPU that is missing is exit 4, whichever device was named.
+  if (command.worker < 0 && gpu_required(command.require_gpu)) require_usable_gpu();
   bool asked_all = false;
   const CheckOptions selection = resolve_check_selection(command.selection, asked_all);
   FuzzOptions options;
@@ -337,7 +339,6 @@ int run_fuzz_command(const FuzzCommand& command) {
     throw UsageError("--jobs " + std::to_string(options.jobs) + " is more than this machine's " + std::to_string(threads) +
                      " hardware threads, where waiting workers would be reported hung; use --jobs " + std::to_string(threads) + " or fewer");
   }
-  if (gpu_required(command.require_gpu)) require_usable_gpu();
   if (command.json_given) {
     check_result_apart_from_input("--json", command.json_path, command.corpus, "the corpus");
     check_result_apart_from_map_and_plugin_files("--json", command.json_path, command.selection.maps, command.implementations);

@@ -40,6 +40,7 @@ namespace {
 // The options that name a folder (their results are files in it) get a folder as the example.
 std::string fix_for(const std::string& option) {
   if (option == "--corpus") return "; give a writable folder, e.g. --corpus bitparity-corpus";
+  if (option.ends_with(": its fuzz state")) return "; move it away: fuzz keeps its state in that file (without it, fuzz starts at visit 0)";
   if (option == "--out") return "; give a writable folder, e.g. --out reports/out";
   if (option == "--checkpoint-dir") return "; give a writable folder, e.g. --checkpoint-dir checkpoints";
   return "; give a file path in a writable folder, e.g. " + option + " reports/out/results.json";

@@ -61,6 +61,17 @@ code=$?
 cat "$work/clash.txt"
 [ "$code" -eq 2 ] || fail "a case whose map clashes with nf4 was not refused with exit 2 (exit $code)"
 grep -q "already registered with other values" "$work/clash.txt" || fail "the clash is not explained"
+# The fingerprint covers the carried map: one value edited, the fingerprint kept, replayed as a kill.
+python3 - "$case_file" "$work/edited-map.json" <<'PYTHON'
+import json, sys
+c = json.load(open(sys.argv[1]))
+[m for m in c["code_maps"] if m["name"] == "ramp4"][0]["values"][5] = "0xbe7fffff"  # -0.25 one ulp nearer zero
+json.dump(c, open(sys.argv[2], "w"))
+PYTHON
+"$bitparity" replay "$work/edited-map.json" >"$work/edited-map.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && grep -q "^error: .*the fingerprint .* does not match the case" "$work/edited-map.txt" ||
+  { cat "$work/edited-map.txt"; fail "a case whose carried map was edited under its fingerprint gave exit $code"; }
 
 echo "== fuzz an 8-bit optimizer whose momenta take the map: the case names it and carries it (and no unused map)"
 "$bitparity" fuzz --suite quant optim8 --optimizer adam --map "$work/ramp8.json" --map "$work/four.json" \

@@ -152,6 +152,14 @@ case "$case_name" in
     code=$?
     cat log.txt
     [ "$code" -eq 4 ] || fail "BITPARITY_REQUIRE_GPU=1: exit $code, expected 4"
+    # Naming the GPU that is missing is the same failure (check and fuzz said exit 2, drift 4).
+    for command in "check --suite quant --format nf4 --cases 1" "fuzz --budget 1s --corpus gpu-corpus --suite quant --format nf4" \
+                   "drift --steps 1"; do
+      # shellcheck disable=SC2086
+      "$bin" $command --device cuda:0 --require-gpu >log.txt 2>&1
+      code=$?
+      [ "$code" -eq 4 ] || { cat log.txt; fail "$command --device cuda:0 --require-gpu: exit $code, expected 4"; }
+    done
     ;;
   require-gpu-reads-yes-and-no)
     # GPU CI's "false" must not require a GPU, and a typo must not silently skip the GPU rows.

@@ -274,6 +274,33 @@ PYTHON
     refused "big-block.json: 'blocksize': out of range: 9223372036854775808 is past 2.63 - 1" "$bin" replay big-block.json
     echo "ok: the fourth sweep's edits are refused, naming what is wrong"
     ;;
+  sixth-sweep)
+    # What the sixth sweep found accepted or unclear.
+    sgd="$corpus/cases/P1-sgd-f32-mutant.sgd-nesterov-dropped-6c866640e0f5c687.json"
+    edited "$sgd" grad-u8.json "d['inputs']['case']['grad_dtype'] = 'u8'"
+    refused "grad-u8.json: .*'grad_dtype' is u8; parameters and gradients are f32, f16 or bf16" "$bin" replay grad-u8.json
+    refused "grad-u8.json: .*'grad_dtype' is u8" "$bin" replay --implementation cpu grad-u8.json
+    edited "$sgd" property.json "d['property'] = 'P7'"
+    refused "property.json: its 'property' P7 (suite quant) has no target 'sgd/f32': its 'entry' must be one of 'dynamic8-signed'" \
+      "$bin" replay property.json
+    p7=$(ls "$corpus"/cases/P7-dynamic8-signed-f32-64-mutant.stale-absmax-*.json)
+    edited "$p7" block.json "d['blocksize'] = 3"
+    refused "block.json: 'blocksize' 3 is not one of dynamic8-signed/f32's (64, 128, .*4096); fix it" "$bin" replay block.json
+    # A stochastic-rounding case on a plugin (no stochastic rounding in the ABI) is not applicable, not a refused valid case.
+    sr=$(ls "$corpus"/cases/P2-dynamic8-signed-f32-128-mutant.sr-global-counter-*.json)
+    refused "nothing to check: none of the 1 cases applies (plugin:$faulty does not offer stochastic rounding, which the case draws)" \
+      "$bin" replay --implementation "plugin:$faulty" "$sr"
+    # A map's "bits" that is not a number was quoted whole.
+    python3 -c 'import json; json.dump({"bits": list(range(256)), "values": ["0x%08x" % (0x3b800000 + i) for i in range(256)]}, open("bits.json", "w"))'
+    refused "bits.json: \"bits\" says something other than a number but the list holds 256 values; write \"bits\": 8 or leave it out" \
+      "$bin" check --suite quant --property P7 --cases 1 --map bits.json
+    [ "$(wc -c <out.txt)" -lt 300 ] || fail "the refusal of a list of bits is $(wc -c <out.txt) bytes"
+    # A corpus whose state file is a folder was blamed on --corpus, with advice to give a folder.
+    mkdir -p state/fuzz-state.json
+    refused "--corpus state: its fuzz state 'state/fuzz-state.json' is a folder, not a file; move it away" \
+      "$bin" fuzz --budget 1s --suite quant --format nf4 --corpus state
+    echo "ok: the sixth sweep's inputs are refused, naming what is wrong"
+    ;;
   third-sweep)
     # What a third sweep of about 960 inputs found.
     adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"

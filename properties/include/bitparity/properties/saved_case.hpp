@@ -45,6 +45,9 @@ TargetSpec saved_case_target(const SavedCase& saved);
 
 // Replays on `iut` (the baseline is cpu for properties that compare with one).
 ReplayOutcome replay_saved_case(const SavedCase& saved, fixtures::Implementation& iut, fixtures::Implementation& baseline);
+// Why `iut` cannot run the case ("" when it can): its target's reason, or a call the case's inputs
+// need that the implementation does not offer (stochastic rounding on a plugin).
+std::string saved_case_not_applicable_reason(const SavedCase& saved, fixtures::Implementation& iut, fixtures::Implementation& baseline);
 
 // A corpus folder: cases/ holds one file per distinct case.
 struct CorpusSave {
