@@ -96,8 +96,12 @@ int with_stdout_checked(int code) {
   std::cout.flush();
   const bool lost = (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout.good()) && !stdout_is_a_pipe();
   if (!lost) return code;
-  print_error("standard output could not be written (a full disk, a file-size limit or a device error), so the printed results were "
-              "lost; send stdout to a writable place (files named by --json or --out were written)");
+  // Only a run that ended with its results (passed, or with findings) wrote its files; a refused run
+  // wrote none, and one whose file failed said so already.
+  const bool files_written = code == exit_passed || code == exit_failed;
+  print_error(std::string("standard output could not be written (a full disk, a file-size limit or a device error), so the printed "
+                          "results were lost; send stdout to a writable place") +
+              (files_written ? " (files named by --json or --out were written)" : ""));
   return code == exit_passed ? exit_write_failed : code;
 }
 

@@ -135,6 +135,7 @@ std::vector<std::string> fuzzed_implementations(const FuzzCommand& command, cons
       id = fixtures::parse_implementation_id(name);
       fixtures::make_implementation(id);  // refuses unknown mutants and absent devices, naming them
     } catch (const Error& error) {
+      if (error.code() == ErrorCode::implementation_fault) throw;  // a library that crashed loading: exit 5
       throw UsageError(std::string("--implementation ") + name + ": " + error.message());
     }
     names.push_back(name);

@@ -121,6 +121,7 @@ int run_replay_command(const ReplayCommand& command) {
     try {
       fixtures::make_implementation(command.implementation);
     } catch (const Error& error) {
+      if (error.code() == ErrorCode::implementation_fault) throw;  // a library that crashed loading: exit 5
       throw UsageError("--implementation " + command.implementation + ": " + error.message());
     }
   }
@@ -185,6 +186,7 @@ int run_replay_command(const ReplayCommand& command) {
         fixtures::make_implementation(saved.implementation);
       } catch (const Error& error) {
         if (error.code() == ErrorCode::device_unavailable) continue;
+        if (error.code() == ErrorCode::implementation_fault) throw;  // the library, not the file: exit 5
         throw UsageError(path + ": its implementation " + saved.implementation + " cannot be made here: " + error.message() +
                          "; fix the file, or replay it with --implementation NAME");
       }

@@ -113,6 +113,7 @@ int run_report_command(const ReportCommand& command) {
   try {
     implementation = fixtures::make_implementation(command.implementation);
   } catch (const Error& refused) {
+    if (refused.code() == ErrorCode::implementation_fault) throw;  // a library that crashed loading: exit 5
     throw UsageError("--implementation " + command.implementation + ": " + refusal_text(refused));
   }
   // The drift runs step it in 32 and 8 bits: one that cannot was refused after the header, leaving

@@ -299,6 +299,11 @@ PYTHON
     mkdir -p state/fuzz-state.json
     refused "--corpus state: its fuzz state 'state/fuzz-state.json' is a folder, not a file; move it away" \
       "$bin" fuzz --budget 1s --suite quant --format nf4 --corpus state
+    # Under a file-size limit the --json file failed, and the stdout line then said it was written.
+    (ulimit -f 1; "$bin" check --suite quant --format nf4 --cases 1 --json fsz.json >stdout.txt 2>err.txt)
+    code=$?
+    [ "$code" -eq 3 ] && grep -q "cannot write 'fsz.json'" err.txt && ! grep -q "were written" err.txt ||
+      { cat err.txt; fail "a file-size limit: exit $code, or a line saying the failed file was written"; }
     echo "ok: the sixth sweep's inputs are refused, naming what is wrong"
     ;;
   third-sweep)

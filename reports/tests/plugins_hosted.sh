@@ -4,7 +4,7 @@
 # "failed inside a call" that says what happened, the run goes on with a fresh host and ends by itself
 # with exit 1, and bitparity never dies by a signal. An abort while loading ends the run with exit 5.
 set -uo pipefail
-bitparity="$1"; faulty="$2"
+bitparity="$1"; faulty="$2"; corpus="$3"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -38,7 +38,7 @@ call="plugin:$faulty quantize \\(dynamic8-signed, f32, [0-9]+ elements, block si
 hostile BITPARITY_FAULTY_PLUGIN_EXITS=1 "$call called exit\\(1\\)"
 hostile BITPARITY_FAULTY_PLUGIN_CRASHES=segv "$call crashed with SIGSEGV"
 hostile BITPARITY_FAULTY_PLUGIN_CRASHES=abort "$call crashed with SIGABRT"
-hostile BITPARITY_FAULTY_PLUGIN_HANGS=1 "$call did not return within 2 s \\(hung\\); its host was killed"
+hostile BITPARITY_FAULTY_PLUGIN_HANGS=1 "$call did not return within 2 s \\(hung\\); its host was killed. A slower library"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=1 "$call wrote 1 bytes past the end of 'codes'"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=100 "$call crashed with SIGSEGV: it wrote 100 bytes past the end of 'codes'"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_INPUT=1 "$call crashed with SIGSEGV: it wrote into 'input', an input, at byte 0"
@@ -55,8 +55,29 @@ BITPARITY_FAULTY_PLUGIN_ABORTS_AT_LOAD=1 "$bitparity" check --implementation "pl
 code=$?
 cat "$work/load.txt"
 [ "$code" -eq 5 ] || fail "an abort while loading gave exit $code, not 5"
-grep -q "^error: plugin:$faulty (its static constructors or bitparity_plugin_v1()) crashed with SIGABRT while loading, in its plugin host$" \
+grep -q "^error: plugin:$faulty (its static constructors or bitparity_plugin_v1(), loading in its plugin host) crashed with SIGABRT$" \
   "$work/load.txt" || fail "the abort while loading does not name the plugin and the signal"
+
+echo "== a crash while loading is exit 5 in every command, not a refusal of bad input"
+case_file=$(ls "$corpus"/cases/P7-dynamic8-signed-f32-64-mutant.stale-absmax-*.json | head -n 1)
+for command in "fuzz --budget 2s --suite quant --format nf4 --corpus $work/load-corpus" "replay $case_file" \
+               "report --out $work/load-report --steps 2 --elements 8 --check-cases 1 --skip-sweeps"; do
+  # shellcheck disable=SC2086
+  BITPARITY_FAULTY_PLUGIN_ABORTS_AT_LOAD=1 "$bitparity" $command --implementation "plugin:$faulty" >"$work/load2.txt" 2>&1
+  code=$?
+  [ "$code" -eq 5 ] && grep -q "crashed with SIGABRT" "$work/load2.txt" || { cat "$work/load2.txt"; fail "$command: exit $code"; }
+done
+
+echo "== a host of the user's own that does not speak the protocol is named, not the library"
+BITPARITY_PLUGIN_HOST=/bin/true "$bitparity" check --implementation "plugin:$faulty" "${select[@]}" >"$work/host.txt" 2>&1
+code=$?
+[ "$code" -eq 5 ] && grep -q "the host was BITPARITY_PLUGIN_HOST=/bin/true: unset it" "$work/host.txt" || { cat "$work/host.txt"; fail "a foreign host: exit $code"; }
+
+echo "== a plugin named without a folder is the file here, as a path is"
+cp "$faulty" "$work/here.so"
+(cd "$work" && "$bitparity" check --implementation plugin:here.so --suite quant --property P7 --format nf4 --dtype f32 --cases 1 >here.txt 2>&1)
+code=$?
+[ "$code" -eq 1 ] || { cat "$work/here.txt"; fail "plugin:here.so in its folder: exit $code"; }
 
 echo "== a plugin that offers nothing the selection checks"
 BITPARITY_FAULTY_PLUGIN_QUANTIZE_ONLY=1 "$bitparity" check --implementation "plugin:$faulty" --suite quant --property P7d >"$work/none.txt" 2>&1
