@@ -11,13 +11,17 @@
 //                           const std::string& what);
 //   static void expect_untouched_outside_views(PropertyStats&, const Result& strided);  // P2's fill bytes
 //   static std::int64_t elements(const Case&);
+//   static constexpr fixtures::Suite suite;  static std::vector<OperationFamily> families();  // P14's other targets
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <rapidcheck.h>
 
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/generators.hpp"
 #include "bitparity/properties/property.hpp"
+#include "input_guard.hpp"
 
 namespace bitparity::properties {
 
@@ -92,6 +96,60 @@ void device_property(const PropertyTarget& t, PropertyStats& stats) {
                  t.iut->name() + " vs " + t.baseline->name() + " " + (contiguous ? "contiguous " : "strided ") +
                      F::operation + " with launch {" + launch.describe() + "}");
   stats.pass_case(F::elements(c));
+}
+
+// P13: no call changes its inputs (input_guard.hpp), on strided tensors (storage between the
+// elements included) or their contiguous twins.
+template <class F>
+void immutability_property(const PropertyTarget& t, PropertyStats& stats) {
+  const typename F::Case c = drawn_case<F>(t, stats, Metamorphic::layout);
+  const LaunchConfig launch = drawn_launch(t, stats);
+  const bool contiguous = drawn_contiguity(t, stats);
+  InputGuard guard(*t.iut, stats);
+  (void)F::run(guard, c, launch, contiguous);
+  stats.pass_case(F::elements(c));
+}
+
+// The targets of `suite` that the target's implementation takes, at every block size: the other
+// maps, block sizes, dtypes and optimizers a P14 sequence mixes in.
+std::vector<PropertyTarget> sequence_targets(const PropertyTarget& t, fixtures::Suite suite,
+                                             const std::vector<fixtures::OperationFamily>& families);
+
+// P14: a call's bits do not depend on the calls before it. Three calls (the first on the target, the
+// others on any target the implementation takes: other maps, some agreeing in entries, block sizes,
+// dtypes, optimizers) run in order on one fresh instance and in reverse order on another, so that
+// each call follows other calls on one and the last runs alone on the other. Fresh instances keep
+// the case whole: its replay makes the same calls, whatever ran before it. Each result is compared
+// and freed before the next call, so allocators hand its addresses to the next one.
+template <class F>
+void hidden_state_property(const PropertyTarget& t, PropertyStats& stats) {
+  constexpr int kCalls = 3;
+  const std::vector<PropertyTarget> targets = sequence_targets(t, F::suite, F::families());
+  std::vector<typename F::Case> cases;
+  std::int64_t elements = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    cases.push_back(drawn<typename F::Case>(t, stats, "case" + std::to_string(i + 1), [&] {
+      const bool own = i == 0 || targets.empty();
+      const PropertyTarget& target = own ? t : targets[*rc::gen::inRange<std::size_t>(0, targets.size())];
+      return F::draw(target, stats, Metamorphic::determinism);
+    }));
+    elements += F::elements(cases.back());
+  }
+  const LaunchConfig launch = drawn_launch(t, stats);
+  std::vector<typename F::Result> reversed(kCalls);  // by call
+  {
+    const std::unique_ptr<fixtures::Implementation> fresh = t.iut->fresh_instance();
+    for (int i = kCalls - 1; i >= 0; --i) reversed[i] = F::run(*fresh, cases[i], launch, false);
+  }
+  const std::unique_ptr<fixtures::Implementation> in_order = t.iut->fresh_instance();
+  for (int i = 0; i < kCalls; ++i) {
+    const auto position = [&](int k) { return "call " + std::to_string(k) + " of " + std::to_string(kCalls); };
+    F::expect_same(stats, cases[i], reversed[i], F::run(*in_order, cases[i], launch, false),
+                   std::string(F::operation) + " " + std::to_string(i + 1) + " of " + std::to_string(kCalls) + " in order vs in reverse order (" +
+                       (i == kCalls - 1 ? "there the first call of a fresh instance" : "there after " + position(i + 2)) + ")");
+    reversed[i] = {};
+  }
+  stats.pass_case(elements);
 }
 
 }  // namespace bitparity::properties

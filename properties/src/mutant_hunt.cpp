@@ -34,7 +34,8 @@ HuntResult hunt_mutant(const fixtures::MutantInfo& mutant, double budget_seconds
                        const std::string& only_property) {
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  const auto iut = mutant.make();
+  // Through the id, so that P14 can make a fresh instance of the mutant.
+  const auto iut = fixtures::make_implementation(fixtures::ImplementationId{fixtures::ImplementationKind::mutant, 0, mutant.name});
   const auto baseline = fixtures::make_implementation("cpu");
   HuntResult hunt;
   hunt.mutant = mutant.name;

@@ -300,6 +300,8 @@ struct Step8Family {
   using Case = Optim8Case;
   using Result = Optim8Result;
   static constexpr const char* operation = "8-bit step";
+  static constexpr fixtures::Suite suite = fixtures::Suite::optim8;
+  static std::vector<fixtures::OperationFamily> families() { return {fixtures::OperationFamily::optimizer8_step}; }
   static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
     switch (which) {
       case Metamorphic::layout: return draw_optim8_case(t, stats, true, false, 2000, draw_launch_sized());
@@ -364,6 +366,12 @@ void append_optimizer8_properties(std::vector<PropertyDef>& catalogue) {
   catalogue.push_back({"P9q", "nonfinite-8bit", fixtures::Suite::optim8,
                        "a NaN/Inf gradient changes no parameter, code or absmax and is reported", false, false,
                        nonfinite8});
+  catalogue.push_back({"P13q", "input-immutability-8bit", fixtures::Suite::optim8,
+                       "an 8-bit step leaves every byte of its gradient, hyperparameters and state maps unchanged", false,
+                       false, immutability_property<Step8Family>});
+  catalogue.push_back({"P14q", "no-hidden-state-8bit", fixtures::Suite::optim8,
+                       "8-bit steps of other optimizers, block sizes and dtypes give the same bits in order and in reverse order, each order on a fresh instance",
+                       false, false, hidden_state_property<Step8Family>, {}, true});
   catalogue.push_back({"P5q", "device-8bit", fixtures::Suite::optim8, "every CUDA device gives the CPU's bits", true, false, device_property<Step8Family>});
 }
 

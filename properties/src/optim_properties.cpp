@@ -64,6 +64,8 @@ struct Step32Family {
   using Case = OptimCase;
   using Result = OptimResult;
   static constexpr const char* operation = "step";
+  static constexpr fixtures::Suite suite = fixtures::Suite::optim32;
+  static std::vector<fixtures::OperationFamily> families() { return {fixtures::OperationFamily::optimizer_step}; }
   static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
     // A non-finite gradient in one case of five where the property compares whole results; in
     // another, non-finite parameters and states, whose NaN results every path must store alike.
@@ -212,6 +214,12 @@ void append_optimizer_properties(std::vector<PropertyDef>& catalogue) {
   catalogue.push_back({"P9n", "nonfinite-parameter", fixtures::Suite::optim32,
                        "a NaN parameter makes every parameter of a LAMB/LARS step NaN and no other element of any other step change",
                        false, false, nonfinite_parameter});
+  catalogue.push_back({"P13o", "input-immutability", fixtures::Suite::optim32,
+                       "a step leaves every byte of its gradient and hyperparameters unchanged", false, false,
+                       immutability_property<Step32Family>});
+  catalogue.push_back({"P14o", "no-hidden-state", fixtures::Suite::optim32,
+                       "steps of other optimizers and dtypes give the same bits in order and in reverse order, each order on a fresh instance",
+                       false, false, hidden_state_property<Step32Family>, {}, true});
   catalogue.push_back({"P5o", "device", fixtures::Suite::optim32, "every CUDA device gives the CPU's bits", true, false, device_property<Step32Family>});
 }
 

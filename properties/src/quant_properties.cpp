@@ -135,6 +135,10 @@ struct QuantizeFamily {
     bool converts = true;  // false: the implementation offers no conversions, `converted` is unused
   };
   static constexpr const char* operation = "quantize, dequantize and convert";
+  static constexpr fixtures::Suite suite = fixtures::Suite::quant;
+  static std::vector<fixtures::OperationFamily> families() {
+    return {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize};
+  }
   static Case draw(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
     Case c;
     c.format = t.format;
@@ -352,6 +356,13 @@ void append_quant_properties(std::vector<PropertyDef>& catalogue) {
                        false, false, [](const PropertyTarget& t, PropertyStats& s) { accuracy(t, s, true); },
                        {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize,
                         fixtures::OperationFamily::nonfinite_blocks}});
+  catalogue.push_back({"P13", "input-immutability", fixtures::Suite::quant,
+                       "quantize, dequantize and convert leave every byte of their inputs unchanged: tensor storage, "
+                       "codes, absmax and code maps",
+                       false, false, immutability_property<QuantizeFamily>, QuantizeFamily::families()});
+  catalogue.push_back({"P14", "no-hidden-state", fixtures::Suite::quant,
+                       "calls with other maps, block sizes and dtypes between them give the same bits in order and in reverse order, each order on a fresh instance",
+                       false, false, hidden_state_property<QuantizeFamily>, QuantizeFamily::families(), true});
   catalogue.push_back({"P5", "device", fixtures::Suite::quant, "every CUDA device gives the CPU's bits", true, false, device_property<QuantizeFamily>, {fixtures::OperationFamily::quantize, fixtures::OperationFamily::dequantize}});
 }
 

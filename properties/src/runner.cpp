@@ -191,6 +191,9 @@ std::string not_applicable_reason(const PropertyDef& property, const PropertyTar
       }
     }
   }
+  if (property.needs_fresh_instance && target.iut != nullptr && !target.iut->makes_fresh_instances()) {
+    return target.iut->name() + " has no fresh instance to compare with (a plugin loaded into bitparity keeps its state; unset BITPARITY_PLUGIN_IN_PROCESS)";
+  }
   for (const fixtures::Implementation* iut : {target.iut, target.baseline}) {
     if (iut == nullptr) continue;
     using fixtures::OperationFamily;

@@ -59,6 +59,7 @@ TEST(Capabilities, AnAbsentFamilyIsNotApplicableAndNeverCalled) {
 
 TEST(Capabilities, AnOfferedFamilyIsTestedAsUsual) {
   QuantizeOnly iut;
+  iut.set_remake([] { return std::make_unique<QuantizeOnly>(); });
   for (const PropertyDef* property : properties_of_suite(fixtures::Suite::quant)) {
     if (property->needs_baseline || property->exhaustive) continue;  // P5 compares a device with cpu
     const RunResult result = run_first_target(fixtures::Suite::quant, *property, iut, nullptr);

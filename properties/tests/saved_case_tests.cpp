@@ -98,12 +98,7 @@ class MutantKill : public ::testing::TestWithParam<fixtures::MutantInfo> {};
 
 // The shrunk kill of each mutant, saved and read back, fails on the mutant and holds on cpu: the
 // file holds everything the failure needs.
-TEST_P(MutantKill, ReplaysFromItsSavedCase) {
-  const fixtures::MutantInfo& mutant = GetParam();
-  // 120 s: the hunt ends at the kill (under a second alone); a loaded CI runner stretched one past 30 s.
-  const HuntResult hunt = hunt_mutant(mutant, 120.0, 11);
-  ASSERT_TRUE(hunt.killed) << mutant.name << " survived";
-  ASSERT_TRUE(hunt.failing_case.has_value()) << mutant.name << " was killed by " << hunt.property << " without a recorded case";
+SavedCase saved_kill(const fixtures::MutantInfo& mutant, const HuntResult& hunt) {
   SavedCase saved;
   saved.property = hunt.property_id;
   saved.implementation = "mutant:" + mutant.name;
@@ -112,17 +107,33 @@ TEST_P(MutantKill, ReplaysFromItsSavedCase) {
   saved.blocksize = hunt.blocksize;
   saved.violation = hunt.counterexample;
   saved.recorded = *hunt.failing_case;
-  const SavedCase parsed = through_text(saved);
-  const auto broken = mutant.make();
+  return through_text(saved);
+}
+
+TEST_P(MutantKill, ReplaysFromItsSavedCase) {
+  const fixtures::MutantInfo& mutant = GetParam();
+  // 120 s: the hunt ends at the kill (under a second alone); a loaded CI runner stretched one past 30 s.
+  const HuntResult hunt = hunt_mutant(mutant, 120.0, 11);
+  ASSERT_TRUE(hunt.killed) << mutant.name << " survived";
+  ASSERT_TRUE(hunt.failing_case.has_value()) << mutant.name << " was killed by " << hunt.property << " without a recorded case";
+  SavedCase parsed = saved_kill(mutant, hunt);
+  const auto broken = fixtures::make_implementation(fixtures::ImplementationId{fixtures::ImplementationKind::mutant, 0, mutant.name});
   const auto cpu = fixtures::make_implementation("cpu");
-  const ReplayOutcome on_mutant = replay_saved_case(parsed, *broken, *cpu);
+  ReplayOutcome on_mutant = replay_saved_case(parsed, *broken, *cpu);
+  // A mutant with hidden state between calls (a step counter) fails only after earlier calls: the
+  // same case a second time on the same instance must then fail.
+  if (on_mutant.passed) on_mutant = replay_saved_case(parsed, *broken, *cpu);
   if (on_mutant.passed) {
-    // A mutant with hidden state between calls (a step counter) fails only after earlier calls: the
-    // same case a second time on the same instance must then fail.
-    const ReplayOutcome second = replay_saved_case(parsed, *broken, *cpu);
-    EXPECT_FALSE(second.passed) << mutant.name << ": the saved case of " << hunt.property << " on " << hunt.target
-                                << " holds on replay, twice; found as:\n" << hunt.counterexample;
+    // State kept from the first call on (captured hyperparameters) shows only after other calls:
+    // the kill of its own property, whose case holds the calls before, must replay on a fresh instance.
+    const HuntResult own = hunt_mutant(mutant, 120.0, 11, mutant.killer);
+    ASSERT_TRUE(own.killed && own.failing_case.has_value()) << mutant.name << " survived " << mutant.killer;
+    parsed = saved_kill(mutant, own);
+    const auto fresh = fixtures::make_implementation(fixtures::ImplementationId{fixtures::ImplementationKind::mutant, 0, mutant.name});
+    on_mutant = replay_saved_case(parsed, *fresh, *cpu);
   }
+  EXPECT_FALSE(on_mutant.passed) << mutant.name << ": the saved case of " << parsed.property << " holds on replay; found as:\n"
+                                 << parsed.violation;
   const ReplayOutcome on_cpu = replay_saved_case(parsed, *cpu, *cpu);
   EXPECT_TRUE(on_cpu.passed) << mutant.name << ": the saved case fails on cpu: " << on_cpu.violation;
 }

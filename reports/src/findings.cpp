@@ -44,6 +44,14 @@ Class classify(const CheckRow& row, bool takes_strided) {
     return {"differs from bitparity's kernels",
             "bitwise different from bitparity's CPU kernels on the same input (other findings say which is wrong)"};
   }
+  if (id == "P13" || id == "P13o" || id == "P13q") {
+    return {"changes an input", "a call changed the bytes of an input it should only read (the message names the input and the first byte)"};
+  }
+  if (id == "P14" || id == "P14o" || id == "P14q") {
+    return {"depends on earlier calls",
+            "a call gives other bits after other calls than before them or alone (each order on a fresh instance): the "
+            "library keeps state between calls (a cached map, table, hyperparameter or counter)"};
+  }
   if (has(text, "is not admissible")) {
     return {"not the nearest code",
             "a code the exact nearest-code rule (with the division's rounding, ERROR_MODEL.md) does not admit"};

@@ -3,6 +3,8 @@
 # call (exit, a fault, an abort, a hang, a write past an output or into an input) is a finding named
 # "failed inside a call" that says what happened, the run goes on with a fresh host and ends by itself
 # with exit 1, and bitparity never dies by a signal. An abort while loading ends the run with exit 5.
+# A plugin that keeps state between calls fails P14 (against a fresh host); one that writes into an
+# input, loaded in process, fails P13.
 set -uo pipefail
 bitparity="$1"; faulty="$2"; corpus="$3"
 work=$(mktemp -d)
@@ -42,6 +44,48 @@ hostile BITPARITY_FAULTY_PLUGIN_HANGS=1 "$call did not return within 2 s \\(hung
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=1 "$call wrote 1 bytes past the end of 'codes'"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=100 "$call crashed with SIGSEGV: it wrote 100 bytes past the end of 'codes'"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_INPUT=1 "$call crashed with SIGSEGV: it wrote into 'input', an input, at byte 0"
+
+# findings_of FILE CLASS PATTERN: the run's findings are all of CLASS, matching PATTERN, and there is one.
+findings_of() {
+  python3 - "$@" <<'PYTHON'
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+findings = doc["findings"]
+assert findings, "no finding"
+for f in findings:
+    assert f["class"] == sys.argv[2], (f["class"], f["counterexample"][:300])
+    assert re.search(sys.argv[3], f["counterexample"]), f["counterexample"][:300]
+PYTHON
+}
+p14=(--suite quant --property P14 --format dynamic8-signed --dtype f32 --cases 10)
+
+echo "== a plugin whose results depend on an earlier call (P14 against a fresh host)"
+BITPARITY_FAULTY_PLUGIN_REMEMBERS_MAP=1 "$bitparity" check --implementation "plugin:$faulty" "${p14[@]}" --json "$work/state.json" >"$work/state.txt" 2>&1
+code=$?
+tail -n 3 "$work/state.txt"
+[ "$code" -eq 1 ] || { cat "$work/state.txt"; fail "a plugin keeping its first map gave exit $code, not 1"; }
+findings_of "$work/state.json" "depends on earlier calls" "[0-9] of 3 in order vs in reverse order" || fail "P14's finding does not say which call"
+echo "== each failing P14 row's replay command fails the same way alone"
+python3 -c 'import json, sys; [print(r["replay"]) for r in json.load(open(sys.argv[1]))["results"] if r.get("replay")]' "$work/state.json" >"$work/replays.txt"
+[ -s "$work/replays.txt" ] || fail "no failing P14 row has a replay command"
+while read -r replay; do
+  BITPARITY_FAULTY_PLUGIN_REMEMBERS_MAP=1 eval "$replay" >"$work/replayed.txt" 2>&1
+  code=$?
+  [ "$code" -eq 1 ] || { cat "$work/replayed.txt"; fail "the P14 replay gave exit $code, not 1: $replay"; }
+done <"$work/replays.txt"
+echo "== without that fault P14 holds on the same plugin"
+"$bitparity" check --implementation "plugin:$faulty" "${p14[@]}" >"$work/nostate.txt" 2>&1 || { cat "$work/nostate.txt"; fail "P14 failed on a plugin without state"; }
+echo "== loaded into bitparity, a plugin has no fresh instance: P14 is not applicable"
+BITPARITY_PLUGIN_IN_PROCESS=1 "$bitparity" check --implementation "plugin:$faulty" "${p14[@]}" >"$work/inproc.txt" 2>&1
+grep -q "no fresh instance" "$work/inproc.txt" || { cat "$work/inproc.txt"; fail "in process, P14 does not say why it is not applicable"; }
+
+echo "== loaded into bitparity, a write into an input is P13's finding (hosted, it faults: above)"
+BITPARITY_PLUGIN_IN_PROCESS=1 BITPARITY_FAULTY_PLUGIN_WRITES_INPUT=1 "$bitparity" check --implementation "plugin:$faulty" \
+  --suite quant --property P13 --format dynamic8-signed --dtype f32 --cases 2 --json "$work/input.json" >"$work/input.txt" 2>&1
+code=$?
+[ "$code" -eq 1 ] || { cat "$work/input.txt"; fail "a write into the input in process gave exit $code, not 1"; }
+findings_of "$work/input.json" "changes an input" "quantize changed its input input: [0-9]+ of [0-9]+ bytes differ, the first at byte 0" ||
+  fail "P13's finding does not name the input and the byte"
 
 echo "== a failing row's replay command replays the fault in a fresh host"
 BITPARITY_FAULTY_PLUGIN_CRASHES=segv "$bitparity" check --implementation "plugin:$faulty" "${select[@]}" --json "$work/crash.json" >/dev/null 2>&1

@@ -100,6 +100,9 @@ struct PropertyDef {
   // The families the property calls; empty: those of its suite (families_of_suite). An
   // implementation that lacks one is "not applicable" for the property.
   std::vector<fixtures::OperationFamily> families = {};
+  // Compares with a fresh instance of the implementation (fixtures::Implementation::fresh_instance):
+  // not applicable where none can be made.
+  bool needs_fresh_instance = false;
 };
 
 // Whether the target's implementation and baseline both offer `family` (properties that can leave
