@@ -181,8 +181,7 @@ CodeTable build_table(const CodeMap& map) {
     const double a = table.sorted_values[i], b = table.sorted_values[i + 1];
     const double midpoint = (a + b) / 2.0;  // exact when the neighbours are within 2^29 of each other
     if ((a + b) - a != b || (a + b) - b != a) {
-      throw Error(ErrorCode::invalid_argument, prefix + "neighbouring values " + std::to_string(a) + " and " +
-                                                   std::to_string(b) +
+      throw Error(ErrorCode::invalid_argument, prefix + "neighbouring values " + shown_float(static_cast<float>(a)) + " and " + shown_float(static_cast<float>(b)) +
                                                    " are too far apart for an exact midpoint in double; use values "
                                                    "within a factor 2^29 of their neighbours");
     }

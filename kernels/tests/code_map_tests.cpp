@@ -102,6 +102,10 @@ TEST(CodeMaps, BadMapsAreRefusedWithTheFix) {
   map = ramp_map("test-far-apart");
   map.values[8] = 1e-30f;  // between 0 and its upper neighbour, 2^70 times smaller than it
   EXPECT_NE(refusal(map).find("too far apart"), std::string::npos);
+  // The values are shown as they are: a subnormal one is not printed as 0.
+  map = ramp_map("test-subnormal-neighbour");
+  map.values[8] = 1e-45f;
+  EXPECT_NE(refusal(map).find("1.40129846e-45"), std::string::npos) << refusal(map);
   map = ramp_map("test-beyond-one");
   map.values[15] = 2.0f;
   EXPECT_NE(refusal(map).find("every value lies in [-1, 1]"), std::string::npos);

@@ -462,6 +462,12 @@ int run_fuzz_command(const FuzzCommand& command) {
                                         : std::string("every unit left is an exhaustive sweep an earlier visit ran; start again with --first-visit 0")));
     return exit_failed;
   }
+  // A worker that ended with exit 5 (an implementation or the machine failed mid-run: a plugin in
+  // process that called exit or crashed) makes the campaign's exit 5, as in check and replay.
+  const bool run_error = std::any_of(totals.failures.begin(), totals.failures.end(), [](const nlohmann::json& failure) {
+    return failure.value("exit_code", 0) == exit_run_error;
+  });
+  if (run_error) return exit_run_error;
   return totals.failures.empty() ? exit_passed : exit_failed;
 }
 

@@ -187,6 +187,7 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
       const bool failed = WIFEXITED(status) && WEXITSTATUS(status) != 0;
       if (crashed || failed) {
         nlohmann::json crash = {{"event", crashed ? "crash" : "worker-error"}, {"worker", worker.index}, {"passed", false}};
+        if (failed) crash["exit_code"] = WEXITSTATUS(status);
         crash["violation"] = crashed ? std::string("the worker was ended by ") + ::strsignal(WTERMSIG(status)) + " during " +
                                            (worker.last_start.is_object() ? describe_visit(worker.last_start) : "its start")
                                      : "the worker exited with code " + std::to_string(WEXITSTATUS(status)) + " (its message is above)";

@@ -344,7 +344,8 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
                      "; fix them or save the case again with bitparity fuzz");
   }
   if (document.contains("case")) {
-    if (schema == kSeededRankCaseSchema) throw UsageError(file.string() + ": a " + kSeededRankCaseSchema + " file holds no \"case\"");
+    if (schema == kSeededRankCaseSchema) throw UsageError(file.string() + ": a " + kSeededRankCaseSchema + " file names its case by seed, but this one holds a \"case\"; "
+                       "its schema should be " + kRankCaseSchema + " (or save the case again with bitparity fuzz)");
     std::string property, entry, target, dtype, layout;  // the row the case is
     try {
       if (saved.property == "P2r") {

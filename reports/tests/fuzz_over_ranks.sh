@@ -266,7 +266,10 @@ import json, sys
 case = json.load(open(sys.argv[1]))
 json.dump(dict(case, schema="bitparity.rank-case/9"), open(sys.argv[2] + "/later.json", "w"))
 json.dump({k: v for k, v in case.items() if k != "case"}, open(sys.argv[2] + "/no-inputs.json", "w"))
+json.dump(dict(case, schema="bitparity.rank-case/1"), open(sys.argv[2] + "/seeded-with-case.json", "w"))
 PY
 refused "schema 'bitparity.rank-case/9' is not one this build reads" "$bitparity" replay "$work/later.json"
 refused "holds no \"case\" and its \"arguments\" no --seed" "$bitparity" replay "$work/no-inputs.json"
+refused "names its case by seed, but this one holds a \"case\"; its schema should be bitparity.rank-case/2" \
+  "$bitparity" replay "$work/seeded-with-case.json"
 echo "fuzz over ranks refusals: passed"

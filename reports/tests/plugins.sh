@@ -72,6 +72,11 @@ tail -n 1 "$work/exits.txt"
 [ "$code" -eq 5 ] || fail "a plugin's exit(1) inside a call ended the run with $code, not 5 (1 reads as a finding)"
 grep -q "^error: plugin:$faulty quantize (.*, [0-9]* elements, block size [0-9]*) called exit() inside the call" "$work/exits.txt" ||
   fail "the exit inside a call does not name the call"
+echo "== in process: the same exit inside a fuzz worker is exit 5 for the campaign too"
+BITPARITY_FAULTY_PLUGIN_EXITS=1 "$bitparity" fuzz --implementation "plugin:$faulty" --suite quant --format nf4 --dtype f32 \
+  --property P7 --budget 4s --seed 1 --corpus "$work/fuzz-exit" >"$work/fuzz-exit.txt" 2>&1
+code=$?
+[ "$code" -eq 5 ] || { cat "$work/fuzz-exit.txt"; fail "a plugin's exit(1) inside a fuzz worker ended the campaign with $code, not 5"; }
 
 echo "== a plugin that crashes inside a call (a fault, an abort)"
 for crash in segv abort; do

@@ -43,6 +43,7 @@ hostile BITPARITY_FAULTY_PLUGIN_CRASHES=abort "$call crashed with SIGABRT"
 hostile BITPARITY_FAULTY_PLUGIN_HANGS=1 "$call did not return within 2 s \\(hung\\); its host was killed. A slower library"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=1 "$call wrote 1 bytes past the end of 'codes'"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=100 "$call crashed with SIGSEGV: it wrote 100 bytes past the end of 'codes'"
+hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=100000 "$call crashed with SIGSEGV: it wrote [0-9]+ bytes past the end of '[a-z]+', the call's last buffer"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_INPUT=1 "$call crashed with SIGSEGV: it wrote into 'input', an input, at byte 0"
 
 # findings_of FILE CLASS PATTERN: the run's findings are all of CLASS, matching PATTERN, and there is one.
