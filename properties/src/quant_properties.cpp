@@ -1,6 +1,7 @@
 // Quantisation properties P2 P3 P4 P5 P7 P8 P9, each defined once over the registry.
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -219,6 +220,17 @@ void decode_input(const nlohmann::json& j, QuantizeFamily::Case& c) {
   properties::decode_input(j.at("rounding"), c.rounding);
   properties::decode_input(j.at("out_dtype"), c.out_dtype);
   properties::decode_input(j.at("out_layout"), c.out_layout);
+  // What the property could not have drawn is refused as data, before anything runs (a u8 output
+  // replayed as a kill of a mutant, since cpu refused it too).
+  if (c.out_dtype != DType::f32 && c.out_dtype != DType::f16 && c.out_dtype != DType::bf16) {
+    throw CaseFileError(std::string("out_dtype '") + dtype_name(c.out_dtype) + "' is not a float dtype; use f32, f16 or bf16");
+  }
+  const auto& sizes = c.format->block_sizes;
+  if (std::find(sizes.begin(), sizes.end(), c.blocksize) == sizes.end()) {
+    std::string listed;
+    for (const auto size : sizes) listed += (listed.empty() ? "" : ", ") + std::to_string(size);
+    throw CaseFileError("block size " + std::to_string(c.blocksize) + " is not one " + c.format->name + " takes; use one of " + listed);
+  }
   const std::int64_t n = numel_of(c.input.shape);
   if (numel_of(c.input.layout.sizes) != n || numel_of(c.out_layout.sizes) != n) {
     throw CaseFileError("the input and output layouts must hold the shape's " + std::to_string(n) + " elements");

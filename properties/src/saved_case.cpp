@@ -11,6 +11,9 @@
 #include "bitparity/fixtures/file_kind.hpp"
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/kernels/code_map.hpp"
+#include "bitparity/kernels/dtype.hpp"
+#include "bitparity/kernels/optimizer.hpp"
+#include "bitparity/kernels/quant_format.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/json_document.hpp"
@@ -174,7 +177,10 @@ SavedCase parse_saved_case(const json& j) {
   saved_case_target(saved);
   // The entry the file names must be the optimizer its inputs hold: an edited "entry" replayed the
   // adam inputs under the name sgd (without a fingerprint nothing else tells).
-  const json* inputs_case = saved.recorded.inputs.contains("case") ? &saved.recorded.inputs.at("case") : nullptr;
+  // P14's calls are "case1" to "case3", the first on the case's own target.
+  const json* inputs_case = saved.recorded.inputs.contains("case")    ? &saved.recorded.inputs.at("case")
+                            : saved.recorded.inputs.contains("case1") ? &saved.recorded.inputs.at("case1")
+                                                                      : nullptr;
   // The same for the 8-bit steps (their hyperparameters under "base"), the quantizers' format and
   // every case's block size: an edited label ran the old inputs under the new name.
   const auto field_of = [](const json* object, std::initializer_list<const char*> path) -> const json* {
@@ -320,18 +326,72 @@ TargetSpec saved_case_target(const SavedCase& saved) {
                       (property.suite == fixtures::Suite::quant ? " (a map read from a file travels in the case's 'code_maps')" : ""));
 }
 
+namespace {
+
+const json* member(const json& object, std::initializer_list<const char*> path) {
+  const json* at = &object;
+  for (const char* key : path) {
+    if (!at->is_object() || !at->contains(key)) return nullptr;
+    at = &at->at(key);
+  }
+  return at;
+}
+
+// Why `iut` cannot make one recorded call ("" when it can); unreadable fields are left to the decoder.
+std::string call_not_applicable_reason(const json& call, fixtures::Suite suite, const fixtures::Implementation& iut) {
+  using fixtures::OperationFamily;
+  if (const json* sr = member(call, {"rounding", "enabled"}); sr != nullptr && *sr == true && !iut.offers(OperationFamily::stochastic_rounding)) {
+    return iut.name() + " does not offer stochastic rounding, which the case draws";
+  }
+  try {
+    const json* format = member(call, {"format"});
+    const json* input_dtype = member(call, {"input", "dtype"});
+    if (format != nullptr && format->is_string() && input_dtype != nullptr && input_dtype->is_string()) {
+      const QuantFormat map = parse_quant_format(format->get<std::string>());
+      for (const OperationFamily family : {OperationFamily::quantize, OperationFamily::dequantize}) {
+        if (std::string reason = iut.declines(family, map, parse_dtype(input_dtype->get<std::string>())); !reason.empty()) return reason;
+      }
+      if (const json* out = member(call, {"out_dtype"}); out != nullptr && out->is_string()) {
+        if (std::string reason = iut.declines(OperationFamily::dequantize, map, parse_dtype(out->get<std::string>())); !reason.empty()) {
+          return reason;
+        }
+      }
+    }
+    const json* hyper = member(call, {"hyperparameters"}) != nullptr ? member(call, {"hyperparameters"}) : member(call, {"base", "hyperparameters"});
+    const json* param_dtype = member(call, {"param_dtype"}) != nullptr ? member(call, {"param_dtype"}) : member(call, {"base", "param_dtype"});
+    const json* optimizer = hyper != nullptr ? member(*hyper, {"optimizer"}) : nullptr;
+    if (optimizer != nullptr && optimizer->is_string() && param_dtype != nullptr && param_dtype->is_string()) {
+      const OperationFamily family = suite == fixtures::Suite::optim8 ? OperationFamily::optimizer8_step : OperationFamily::optimizer_step;
+      if (std::string reason = iut.declines(family, parse_optimizer(optimizer->get<std::string>()), parse_dtype(param_dtype->get<std::string>()));
+          !reason.empty()) {
+        return reason;
+      }
+    }
+  } catch (const Error&) {
+    // An unknown map, dtype or optimizer name: the case decoder refuses it with the field's name.
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string saved_case_not_applicable_reason(const SavedCase& saved, fixtures::Implementation& iut, fixtures::Implementation& baseline) {
   const PropertyDef& property = saved_case_property(saved);
   const PropertyTarget target = make_target(property, saved_case_target(saved), &iut, &baseline, saved.blocksize);
   if (std::string reason = not_applicable_reason(property, target); !reason.empty()) return reason;
-  // A quantize case drawn with stochastic rounding needs an implementation that offers it (a plugin
-  // does not): there the case is not applicable, as its row would be, not a refusal of a valid case.
-  const json& inputs = saved.recorded.inputs;
-  if (inputs.contains("case") && inputs.at("case").is_object() && inputs.at("case").contains("rounding") &&
-      inputs.at("case").at("rounding").is_object() && inputs.at("case").at("rounding").contains("enabled") &&
-      inputs.at("case").at("rounding").at("enabled") == true &&
-      !iut.offers(fixtures::OperationFamily::stochastic_rounding)) {
-    return iut.name() + " does not offer stochastic rounding, which the case draws";
+  // Every call of the case (P14 makes three, on other targets too) must be one the implementation
+  // takes: a quantize drawn with stochastic rounding (a plugin offers none), a map, dtype or optimizer
+  // it declines. There the case is not applicable, as its row would be, not a refusal of a valid case.
+  for (const char* name : {"case", "case1", "case2", "case3"}) {
+    if (!saved.recorded.inputs.contains(name)) continue;
+    const json& call = saved.recorded.inputs.at(name);
+    if (std::string reason = call_not_applicable_reason(call, property.suite, iut); !reason.empty()) {
+      // Which call, where the case makes several: "(its call case2: dynamic8-unsigned)".
+      const json* on = member(call, {"format"}) != nullptr ? member(call, {"format"}) : member(call, {"hyperparameters", "optimizer"});
+      if (on == nullptr) on = member(call, {"base", "hyperparameters", "optimizer"});
+      if (std::string(name) != "case" && on != nullptr && on->is_string()) reason += " (its call " + std::string(name) + ": " + on->get<std::string>() + ")";
+      return reason;
+    }
   }
   return "";
 }

@@ -200,6 +200,21 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
       throw UsageError("unknown suite '" + name + "'; expected one of " + choices);
     }
   }
+  // No --suite but --property: the properties' suites are the selection, so that a filter none of
+  // them reads (`--property P1q --format nf4`, `--property P1q --map nf4`) is refused, not ignored.
+  bool suites_from_properties = false;
+  if (options.suites.empty() && !asked.properties.empty()) {
+    for (const fixtures::Suite suite : fixtures::kSuites) {
+      for (const auto& property : properties::property_catalogue()) {
+        const bool asked_for = std::find(asked.properties.begin(), asked.properties.end(), property.id) != asked.properties.end();
+        if (asked_for && property.suite == suite &&
+            std::find(options.suites.begin(), options.suites.end(), suite) == options.suites.end()) {
+          options.suites.push_back(suite);
+        }
+      }
+    }
+    suites_from_properties = !options.suites.empty();
+  }
   if (options.suites.empty()) options.suites.assign(fixtures::kSuites.begin(), fixtures::kSuites.end());
   refuse_repeats("--map", command.maps);
   const auto selected = [&](fixtures::Suite suite) {
@@ -207,7 +222,7 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
   };
   // Named suites, or all of them by default: optim8 then takes the 8-bit maps as its states' maps
   // only where that is unambiguous (one map with negative values, one without).
-  const bool suites_named = !command.suite_names.empty();
+  const bool suites_named = !command.suite_names.empty() || suites_from_properties;
   bool ambiguous = false;
   for (const auto& spec : command.maps) {
     // A file's map is registered here, before any row runs, and selected by its name: the quant

@@ -117,7 +117,7 @@ FolderLock check_corpus(const std::string& corpus) {
   }
   check_corpus_cases(corpus);
   fs::create_directories(fs::path(corpus) / "cases", error);
-  if (error) throw UsageError("--corpus " + corpus + ": cannot create its cases folder (" + error.message() + ")");
+  if (error) throw UsageError("--corpus " + corpus + ": cannot create its cases folder (" + error.message() + "); give a writable folder");
   check_result_path("--corpus " + corpus + ": its fuzz state", state_path(corpus).string());
   // The failures found are saved in cases/: a folder that takes no file would lose them.
   check_result_path("--corpus", (fs::path(corpus) / "cases" / "probe.json").string());

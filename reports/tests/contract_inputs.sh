@@ -306,6 +306,27 @@ PYTHON
       { cat err.txt; fail "a file-size limit: exit $code, or a line saying the failed file was written"; }
     echo "ok: the sixth sweep's inputs are refused, naming what is wrong"
     ;;
+  ninth-sweep)
+    # What the ninth sweep found accepted: P13/P14 cases whose calls the property could not have drawn,
+    # P14 labels not checked against its calls, calls a plugin declines, and filters --property ignores.
+    "$bin" fuzz --suite quant --property P14 --format dynamic8-signed --dtype f32 --implementation mutant:code-map-cached-by-width \
+      --budget 5s --seed 1 --corpus fuzzed >fuzz.txt 2>&1
+    p14=$(ls fuzzed/cases/P14-*.json 2>/dev/null | head -n 1)
+    [ -n "$p14" ] || { cat fuzz.txt; fail "the fuzz saved no P14 case"; }
+    edited "$p14" out-u8.json "d['inputs']['case2']['out_dtype'] = 'u8'"
+    refused "out-u8.json: .*out_dtype 'u8' is not a float dtype; use f32, f16 or bf16" "$bin" replay out-u8.json
+    edited "$p14" block-100.json "d['inputs']['case2']['blocksize'] = 100"
+    refused "block-100.json: .*block size 100 is not one .* takes; use one of" "$bin" replay block-100.json
+    edited "$p14" entry.json "d['entry'] = 'nf4'"
+    refused "entry.json: the case's inputs are \"dynamic8-signed\" inputs, but its 'entry' says 'nf4'" "$bin" replay entry.json
+    edited "$p14" declined.json "d['inputs']['case2']['format'] = 'dynamic8-unsigned'"
+    refused "nothing to check: none of the 1 cases applies (plugin:$faulty .*dynamic8-unsigned" \
+      "$bin" replay --implementation "plugin:$faulty" declined.json
+    refused "'nf4' is not in --suite optim8; it is in quant" "$bin" check --property P1q --format nf4 --cases 1
+    refused "--map nf4: 'nf4' is a 4-bit map and the 8-bit optimizers' states take 8-bit maps" "$bin" check --property P1q --map nf4 --cases 1
+    refused "'adam' is not in --suite quant" "$bin" check --property P14 --optimizer adam --cases 1
+    echo "ok: the ninth sweep's inputs are refused, naming what is wrong"
+    ;;
   third-sweep)
     # What a third sweep of about 960 inputs found.
     adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"
