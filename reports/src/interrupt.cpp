@@ -1,5 +1,7 @@
 #include "bitparity/reports/interrupt.hpp"
 
+#include "bitparity/fixtures/hosted_plugin.hpp"
+
 #include <unistd.h>
 
 #include <csignal>
@@ -53,9 +55,21 @@ extern "C" void on_stop_overdue(int) {
   _exit(128 + received);
 }
 
+// A call waiting on a plugin host when the signal came: the host is killed and the run ends now,
+// as it would at the grace's end, rather than wait out a call that may never return.
+void stop_during_hosted_call() {
+  write_text(received == SIGINT ? "error: interrupted by SIGINT" : "error: interrupted by SIGTERM");
+  write_text(" during a plugin call, whose host was killed; the run ended without writing this run's results, and "
+             "earlier results files are as they were\n");
+  _exit(128 + received);
+}
+
+bool stop_was_requested() { return received != 0; }
+
 }  // namespace
 
 void install_interrupt_handlers() {
+  fixtures::set_hosted_call_stop(stop_was_requested, stop_during_hosted_call);
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);

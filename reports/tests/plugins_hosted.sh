@@ -46,6 +46,24 @@ hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=100 "$call crashed with SIGSEGV: it 
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_PAST=100000 "$call crashed with SIGSEGV: it wrote [0-9]+ bytes past the end of '[a-z]+', the call's last buffer"
 hostile BITPARITY_FAULTY_PLUGIN_WRITES_INPUT=1 "$call crashed with SIGSEGV: it wrote into 'input', an input, at byte 0"
 
+echo "== a hung call and one SIGTERM: the run ends at once, its host killed, an earlier results file kept"
+echo '{"earlier": true}' > "$work/kept.json"
+BITPARITY_FAULTY_PLUGIN_HANGS=1 "$bitparity" check --implementation "plugin:$faulty" "${select[@]}" --json "$work/kept.json" \
+  >"$work/hung.txt" 2>&1 &
+pid=$!
+sleep 2
+start=$(date +%s%N)
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+tail -n 1 "$work/hung.txt"
+[ "$code" -eq 143 ] || { cat "$work/hung.txt"; fail "a hung hosted call and one SIGTERM gave exit $code, not 143"; }
+[ "$took_ms" -le 2000 ] || fail "the run took $took_ms ms to end after SIGTERM (the hung call's host should be killed at once)"
+grep -q "^error: interrupted by SIGTERM during a plugin call, whose host was killed" "$work/hung.txt" || fail "the stop does not say why"
+grep -q '"earlier": true' "$work/kept.json" || fail "the earlier results file was changed"
+pgrep -f "bitparity-plugin-host .* $pid\$" >/dev/null && fail "the hung call's host is still running"
+
 # findings_of FILE CLASS PATTERN: the run's findings are all of CLASS, matching PATTERN, and there is one.
 findings_of() {
   python3 - "$@" <<'PYTHON'
