@@ -26,6 +26,7 @@ class InputGuard : public fixtures::Implementation {
     return inner_.declines(family, kind, dtype);
   }
   bool takes_strided() const override { return inner_.takes_strided(); }
+  bool follows(fixtures::Convention convention) const override { return inner_.follows(convention); }
 
   QuantizeReport quantize(const TensorView& input, QuantFormat format, std::int64_t blocksize, const QuantizeOutputs& outputs,
                           const StochasticRounding& rounding, const LaunchConfig& launch) override;

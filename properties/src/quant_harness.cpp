@@ -131,6 +131,18 @@ double quantization_error_bound(const reference::FormatReference& format, double
   return (stochastic ? gap : gap / 2) + window;
 }
 
+reference::DequantizeRounding declared_dequantize_rounding(const fixtures::Implementation& iut) {
+  return iut.follows(fixtures::Convention::dequantize_rounds_f32_product) ? reference::DequantizeRounding::via_f32_product
+                                                                           : reference::DequantizeRounding::once;
+}
+
+std::string dequantize_check_name(reference::DequantizeRounding rounding, DType out_dtype) {
+  if (rounding == reference::DequantizeRounding::via_f32_product && out_dtype != DType::f32) {
+    return std::string("dequantize vs code*absmax rounded as declared (to fp32, then to ") + dtype_name(out_dtype) + ")";
+  }
+  return "dequantize vs correctly rounded code*absmax";
+}
+
 const reference::FormatReference& format_reference(QuantFormat format) {
   static std::mutex mutex;
   static std::map<QuantFormat, reference::FormatReference> cache;

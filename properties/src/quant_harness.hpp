@@ -41,6 +41,12 @@ void expect_untouched_outside_view(PropertyStats& stats, const fixtures::HostTen
 
 const reference::FormatReference& format_reference(QuantFormat format);
 
+// How the implementation's dequantize must round: once, or as the convention it declares says.
+reference::DequantizeRounding declared_dequantize_rounding(const fixtures::Implementation& iut);
+// The check's name in a violation: "dequantize vs correctly rounded code*absmax", or, declared,
+// "dequantize vs code*absmax rounded as declared (to fp32, then to bf16)".
+std::string dequantize_check_name(reference::DequantizeRounding rounding, DType out_dtype);
+
 // The float dtypes both implementations of the target read or write in `family` (an external
 // library may take only some).
 std::vector<DType> output_dtypes(const PropertyTarget& t, fixtures::OperationFamily family);

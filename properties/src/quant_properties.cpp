@@ -108,11 +108,12 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
   const HostTensor deq = run_dequantize(*t.iut, out, format, t.blocksize, out_dtype, contiguous_layout(shape), {});
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) codes[i] = code_at(out.codes, i, format.bits);
+  const reference::DequantizeRounding rounding = declared_dequantize_rounding(*t.iut);
   const auto expected = [&] {
     const ReferenceTimer timer(stats);
-    return reference::reference_dequantize(codes, out.absmax, format_reference(format.format), t.blocksize, out_dtype);
+    return reference::reference_dequantize(codes, out.absmax, format_reference(format.format), t.blocksize, out_dtype, rounding);
   }();
-  expect_same_bits(stats, expected, bits_of(deq), out_dtype, "dequantize vs correctly rounded code*absmax");
+  expect_same_bits(stats, expected, bits_of(deq), out_dtype, dequantize_check_name(rounding, out_dtype));
   stats.pass_case(n);
 }
 
@@ -128,6 +129,9 @@ struct QuantizeFamily {
     StochasticRounding rounding;
     DType out_dtype = DType::f32;
     Layout out_layout;
+    // The implementation under test declares that dequantize rounds the fp32 product: the baseline's
+    // dequantize is compared the same way (its fp32 product, through its own convert).
+    bool f32_product_rounding = false;
   };
   struct Result {
     QuantOutput quantized;
@@ -161,6 +165,7 @@ struct QuantizeFamily {
     c.out_dtype = *rc::gen::elementOf(output_dtypes(t, fixtures::OperationFamily::dequantize));
     c.out_layout = draw_layout(c.input.shape, false);
     c.dtype = t.dtype;
+    c.f32_product_rounding = t.iut->follows(fixtures::Convention::dequantize_rounds_f32_product);
     stats.note(std::string("output ") + dtype_name(c.out_dtype) + " " + describe(c.out_layout));
     return c;
   }
@@ -169,7 +174,13 @@ struct QuantizeFamily {
     const TensorView input = contiguous ? c.input.contiguous.view() : c.input.strided.view();
     const Layout out_layout = contiguous ? contiguous_layout(c.input.shape) : c.out_layout;
     r.quantized = run_quantize(iut, input, *c.format, c.blocksize, c.rounding, launch);
-    r.dequantized = run_dequantize(iut, r.quantized, *c.format, c.blocksize, c.out_dtype, out_layout, launch);
+    if (c.f32_product_rounding && c.out_dtype != DType::f32 && !iut.follows(fixtures::Convention::dequantize_rounds_f32_product)) {
+      const HostTensor product = run_dequantize(iut, r.quantized, *c.format, c.blocksize, DType::f32, out_layout, launch);
+      r.dequantized = make_tensor(c.out_dtype, out_layout, 0x5A);
+      iut.convert(product.view(), r.dequantized.view(), launch);
+    } else {
+      r.dequantized = run_dequantize(iut, r.quantized, *c.format, c.blocksize, c.out_dtype, out_layout, launch);
+    }
     r.converted = make_tensor(c.out_dtype, out_layout, 0x5A);
     r.converts = iut.offers(fixtures::OperationFamily::convert);
     if (r.converts) iut.convert(input, r.converted.view(), launch);

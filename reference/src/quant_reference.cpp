@@ -11,6 +11,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 
@@ -194,13 +195,20 @@ AdmissibleRange admissible_for_interval(const FormatReference& format, double lo
 
 std::vector<std::uint32_t> reference_dequantize(std::span<const std::uint8_t> codes, std::span<const float> absmax,
                                                 const FormatReference& format, std::int64_t blocksize,
-                                                DType dtype) {
+                                                DType dtype, DequantizeRounding rounding) {
   // code value * absmax: the product of two fp32 values is exact in binary64, so the only
-  // rounding is the correct rounding to the output dtype.
+  // rounding is the correct rounding to the output dtype (or, declared, to fp32 and then to it).
   std::vector<std::uint32_t> bits(codes.size());
   for (std::size_t i = 0; i < codes.size(); ++i) {
     const double exact = format.code_value(codes[i]) * static_cast<double>(absmax[i / blocksize]);
-    bits[i] = correctly_rounded_bits(exact, dtype);
+    if (rounding == DequantizeRounding::via_f32_product && dtype != DType::f32) {
+      const std::uint32_t f32_bits = correctly_rounded_bits(exact, DType::f32);
+      float product;
+      std::memcpy(&product, &f32_bits, sizeof product);
+      bits[i] = correctly_rounded_bits(static_cast<double>(product), dtype);
+    } else {
+      bits[i] = correctly_rounded_bits(exact, dtype);
+    }
   }
   return bits;
 }

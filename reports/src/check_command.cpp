@@ -437,9 +437,12 @@ int run_check_command(const CheckCommand& command) {
                 format_duration(wall_seconds).c_str(), format_duration(options.seconds).c_str(), rows.size());
   }
   const std::vector<Finding> findings = plugin_findings(rows);
+  const std::vector<DeclaredConvention> conventions = plugin_conventions(rows);
+  print_conventions(conventions);
   print_findings(findings);
   if (command.json_given) {
     nlohmann::json document = check_document(rows, options, plan.size(), skipped);
+    if (!conventions.empty()) document["conventions"] = conventions_json(conventions);
     if (!findings.empty()) document["findings"] = findings_json(findings);
     std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   } else {

@@ -59,9 +59,14 @@ QuantReference reference_quantize(std::span<const float> values, const FormatRef
 // [low, high]: those whose decision region (M_{j-1}, M_j] of exact midpoints meets it.
 AdmissibleRange admissible_for_interval(const FormatReference& format, double low, double high);
 
-// Correctly rounded bits of code_value(code) * absmax in `dtype`, for every element.
+// How a dequantize rounds code_value(code) * absmax: once to the output dtype (bitparity's contract),
+// or, where a library declares that convention, to fp32 first and that fp32 value to the output
+// dtype (torch's and bitsandbytes' order; ERROR_MODEL.md).
+enum class DequantizeRounding { once, via_f32_product };
+
+// The bits of code_value(code) * absmax in `dtype` rounded as `rounding` says, for every element.
 std::vector<std::uint32_t> reference_dequantize(std::span<const std::uint8_t> codes, std::span<const float> absmax,
                                                 const FormatReference& format, std::int64_t blocksize,
-                                                DType dtype);
+                                                DType dtype, DequantizeRounding rounding = DequantizeRounding::once);
 
 }  // namespace bitparity::reference
