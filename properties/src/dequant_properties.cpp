@@ -67,29 +67,66 @@ float absmax_near_tie(float code_value, DType dtype) {
   return absmax <= std::numeric_limits<float>::max() ? static_cast<float>(absmax) : draw_block_absmax(dtype);
 }
 
+// The block whose absmax, times the element's code value and rounded as the implementation must,
+// gives `actual`: the element's own block first, then every other; -1 when none does.
+std::int64_t block_that_gives(const reference::FormatReference& ref, std::uint8_t code, const std::vector<float>& absmax,
+                              std::int64_t own, DType dtype, reference::DequantizeRounding rounding, std::uint32_t actual) {
+  const auto gives = [&](std::size_t b) {
+    const std::uint8_t one_code[] = {code};
+    const float one_absmax[] = {absmax[b]};
+    return reference::reference_dequantize(one_code, one_absmax, ref, 1, dtype, rounding)[0] == actual;
+  };
+  if (gives(static_cast<std::size_t>(own))) return own;
+  for (std::size_t b = 0; b < absmax.size(); ++b) {
+    if (static_cast<std::int64_t>(b) != own && float_bits(absmax[b]) != float_bits(absmax[static_cast<std::size_t>(own)]) && gives(b)) {
+      return static_cast<std::int64_t>(b);
+    }
+  }
+  return -1;
+}
+
 // What the differing outputs are, when something simple explains all of them: the product rounded
-// to fp32 before the output dtype (two roundings), another registered map of the same width (a map
-// difference), or a zero of the other sign. Two roundings is tried first: on a coarse output grid
-// a neighbouring map's values can round to the same outputs by coincidence.
+// to fp32 before the output dtype (two roundings), another block's absmax (a block index computed
+// wrongly, as a kernel that indexes absmax by row and column can), another registered map of the
+// same width (a map difference), or a zero of the other sign. Two roundings is tried first: on a
+// coarse output grid a neighbouring map's values can round to the same outputs by coincidence.
 std::string explanation(const FormatEntry& format, const std::vector<std::uint8_t>& codes, const std::vector<float>& absmax,
-                        std::int64_t blocksize, DType dtype, const std::vector<std::uint32_t>& expected,
-                        const std::vector<std::uint32_t>& actual) {
+                        std::int64_t blocksize, DType dtype, reference::DequantizeRounding rounding,
+                        const std::vector<std::uint32_t>& expected, const std::vector<std::uint32_t>& actual) {
   const reference::FormatReference& ref = format_reference(format.format);
-  bool twice = dtype != DType::f32, zero_sign = true;
+  bool twice = dtype != DType::f32 && rounding == reference::DequantizeRounding::once, zero_sign = true;
+  bool other_block = absmax.size() > 1;
+  std::int64_t first_moved = -1, first_used = -1, searched = 0;
+  // The search costs a reference call per block per element: the first kSearched differing ones.
+  constexpr std::int64_t kSearched = 256;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     if (expected[i] == actual[i]) continue;
     const float product = static_cast<float>(ref.code_value(codes[i]) * static_cast<double>(absmax[i / blocksize]));
     twice = twice && reference::correctly_rounded_bits(product, dtype) == actual[i];
     const std::uint32_t sign = dtype == DType::f32 ? 0x80000000u : 0x8000u;
     zero_sign = zero_sign && (expected[i] & ~sign) == 0 && (actual[i] & ~sign) == 0;
+    if (other_block && searched++ < kSearched) {
+      const auto own = static_cast<std::int64_t>(i) / blocksize;
+      const std::int64_t used = block_that_gives(ref, codes[i], absmax, own, dtype, rounding, actual[i]);
+      other_block = used >= 0 && used != own;
+      if (other_block && first_moved < 0) first_moved = static_cast<std::int64_t>(i), first_used = used;
+    }
   }
   if (twice) {
     return std::string("; every differing output is the product rounded to fp32 first, then to ") + dtype_name(dtype) +
            " (two roundings; a library that does this on purpose declares BITPARITY_CONVENTION_DEQUANTIZE_ROUNDS_F32_PRODUCT)";
   }
+  if (other_block) {
+    std::ostringstream text;
+    text << "; another block's absmax: " << (searched > kSearched ? "each of the first 256 differing outputs" : "every differing output")
+         << " is its code value times the absmax of a block other than its own (element "
+         << first_moved << ", of block " << first_moved / blocksize << ", used block " << first_used
+         << "'s): the block of an element is computed wrongly";
+    return text.str();
+  }
   for (const FormatEntry& other : quant_registry()) {
     if (other.bits != format.bits || other.format == format.format) continue;
-    if (reference::reference_dequantize(codes, absmax, format_reference(other.format), blocksize, dtype) != actual) continue;
+    if (reference::reference_dequantize(codes, absmax, format_reference(other.format), blocksize, dtype, rounding) != actual) continue;
     const CodeMap& mine = code_map(format.format);
     const CodeMap& theirs = code_map(other.format);
     std::int64_t entries = 0;
@@ -112,6 +149,7 @@ void dequantization(const PropertyTarget& t, PropertyStats& stats) {
   const auto shape = drawn<std::vector<std::int64_t>>(t, stats, "shape", [&] {
     return draw_shape(draw_numel(t.blocksize, 4 * t.size_scale, true), 4);
   });
+  stats.note(describe_shape(shape));  // a library given rows and columns may index blocks by them
   std::int64_t n = 1;
   for (const auto size : shape) n *= size;
   const std::int64_t blocks = block_count(n, t.blocksize);
@@ -168,7 +206,7 @@ void dequantization(const PropertyTarget& t, PropertyStats& stats) {
          << first << ", code " << codes[f] << " (" << show_float(code_map(format.format).values[codes[f]]) << ") times absmax "
          << show_float(absmax[f / t.blocksize]) << " gives " << show_bits(actual[f], out_dtype)
          << (declared ? ", as declared " : ", correctly rounded ") << show_bits(expected[f], out_dtype)
-         << (declared ? "" : explanation(format, code_bytes, absmax, t.blocksize, out_dtype, expected, actual));
+         << explanation(format, code_bytes, absmax, t.blocksize, out_dtype, rounding, expected, actual);
     report_violation(stats, differing, text.str());
   }
   stats.pass_case(n);

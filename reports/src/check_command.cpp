@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bitparity/fixtures/plugin_notes.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/kernels/errors.hpp"
@@ -406,6 +407,7 @@ int run_check_command(const CheckCommand& command) {
     return devices;
   }().c_str(), static_cast<unsigned long long>(options.seed), options.seconds > 0 ? (", budget " + format_duration(options.seconds)).c_str() : "");
   std::fflush(stdout);
+  fixtures::print_plugin_notes();
 
   Progress progress("check: rows", static_cast<std::int64_t>(plan.size()));
   CheckCallbacks callbacks;

@@ -56,7 +56,9 @@ std::uint32_t bit_pattern(const nlohmann::json& value, std::size_t index, const 
       return static_cast<std::uint32_t>(std::stoul(text.substr(2), nullptr, 16));
     }
   }
-  throw UsageError(at + " is " + value.dump() + "; write each fp32 bit pattern as a number or as a string \"0x3f800000\"");
+  throw UsageError(at + " is " + value.dump() +
+                   "; write each fp32 bit pattern as a number or as a string of \"0x\" and exactly 8 hex digits, "
+                   "\"0x3f800000\" (a float's value, such as Python's hex() prints, is not a bit pattern)");
 }
 
 CodeMap read_json_map(const std::string& path) {

@@ -65,6 +65,12 @@ Class classify(const CheckRow& row, bool takes_strided) {
             "the codes dequantize to another map's values than the declared one (the counterexample names the map and "
             "the entries that differ)"};
   }
+  if (has(text, "; another block's absmax:")) {
+    return {"another block's absmax",
+            "outputs are code value times the absmax of another block than their own: the library computes an element's "
+            "block wrongly (for a tensor of rows whose length is not a multiple of the block size, a block index taken "
+            "per row and column does this)"};
+  }
   if (has(text, "rounded as declared")) {
     return {"dequantization not as declared",
             "the library declares that dequantize rounds the fp32 product to the output dtype, and its outputs are not "
@@ -181,14 +187,18 @@ void print_findings(const std::vector<Finding>& findings) {
   std::printf("\nfindings (%zu), by class:\n", findings.size());
   for (const auto& [kind, count] : counts) std::printf("  %4d  %s\n", count, kind.c_str());
   for (const auto& [kind, count] : counts) {
+    // One counterexample per class on the terminal (the JSON holds every one), except that a cause
+    // said once per entry point is printed for each.
+    int shown = 0;
     for (const auto& f : findings) {
-      if (f.kind != kind) continue;
+      if (f.kind != kind || (shown > 0 && f.folded.empty())) continue;
       const std::string first_line = f.counterexample.substr(0, f.counterexample.find('\n'));
       std::printf("[%s] %s on %s: %s\n    %s\n", f.kind.c_str(), f.property.c_str(), f.target.c_str(),
                   f.explanation.c_str(), first_line.c_str());
       if (!f.folded.empty()) std::printf("    (and %zu more rows of this cause; the JSON lists them)\n", f.folded.size());
-      break;  // one counterexample per class on the terminal; the JSON holds every one
+      ++shown;
     }
+    if (count > shown) std::printf("    (and %d more findings of this class; the JSON lists them)\n", count - shown);
   }
 }
 

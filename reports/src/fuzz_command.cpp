@@ -14,6 +14,7 @@
 
 #include <sched.h>
 
+#include "bitparity/fixtures/plugin_notes.hpp"
 #include "bitparity/fixtures/atomic_file.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
@@ -299,6 +300,7 @@ void add_fuzz_command(CLI::App& app, FuzzCommand& command) {
 }
 
 int run_fuzz_command(const FuzzCommand& command) {
+  if (command.worker >= 0) fixtures::quiet_plugin_notes();  // the supervisor said what a plugin's library lacks
   for (const auto& device : command.selection.requested.devices) {
     if (device.starts_with("mutant:")) throw UsageError("--device " + device + " is a mutant; fuzz it with --implementation " + device);
   }
@@ -345,6 +347,10 @@ int run_fuzz_command(const FuzzCommand& command) {
     check_result_apart_from_map_and_plugin_files("--json", command.json_path, command.selection.maps, command.implementations);
     check_result_path("--json", command.json_path);
   }
+  // The workers keep quiet about what a plugin's library lacks: it is said here, once.
+  for (const auto& name : options.implementations) {
+    if (name.starts_with("plugin:")) fixtures::make_implementation(name);
+  }
   CheckOptions every_size = selection;
   every_size.block_sizes.clear();
   every_size.devices = options.implementations;
@@ -373,6 +379,8 @@ int run_fuzz_command(const FuzzCommand& command) {
               options.visits > 0 ? (" or " + std::to_string(options.visits) + " visits").c_str() : "", options.jobs,
               options.jobs == 1 ? "" : "s", static_cast<unsigned long long>(options.seed),
               static_cast<long long>(options.first_visit), options.corpus.c_str(), known_cases);
+  std::fflush(stdout);
+  fixtures::print_plugin_notes();
   if (!not_applicable.empty()) {
     std::printf("not fuzzed: %zu row(s) the implementations do not offer (%s)\n", not_applicable.size(), not_applicable.front().c_str());
   }

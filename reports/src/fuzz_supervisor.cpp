@@ -184,7 +184,11 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
       worker.exited = true;
       const bool by_us = stopping || killed || interrupted();
       const bool crashed = WIFSIGNALED(status) && !by_us;
-      const bool failed = WIFEXITED(status) && WEXITSTATUS(status) != 0;
+      // A worker we stopped may end with the interrupted status itself (a call waiting on a plugin
+      // host ends the worker at once): that is the stop, not a failure.
+      const bool stopped_itself = by_us && WIFEXITED(status) &&
+                                  (WEXITSTATUS(status) == 128 + SIGTERM || WEXITSTATUS(status) == 128 + SIGINT);
+      const bool failed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && !stopped_itself;
       if (crashed || failed) {
         nlohmann::json crash = {{"event", crashed ? "crash" : "worker-error"}, {"worker", worker.index}, {"passed", false}};
         if (failed) crash["exit_code"] = WEXITSTATUS(status);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "bitparity/fixtures/plugin_notes.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
@@ -209,6 +210,7 @@ int run_replay_command(const ReplayCommand& command) {
     }
     refuse_when_nothing_applies(reasons, "cases");
   }
+  fixtures::print_plugin_notes();
   nlohmann::json results = nlohmann::json::array();
   std::int64_t held = 0, kills = 0, unexpected = 0, skipped = 0, invalid = 0;
   for (const auto& [path, saved] : cases) {

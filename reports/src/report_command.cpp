@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "bitparity/fixtures/plugin_notes.hpp"
 #include "bitparity/fixtures/implementation.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quant_format.hpp"
@@ -155,6 +156,7 @@ int run_report_command(const ReportCommand& command) {
               }().c_str(),
               options.check_cases, options.sweeps ? " and the exhaustive sweeps" : "", static_cast<unsigned long long>(options.seed));
   std::fflush(stdout);
+  fixtures::print_plugin_notes();
   Progress progress("report: runs", 1);
   ReportCallbacks callbacks;
   callbacks.cancelled = [] { return interrupted(); };

@@ -26,7 +26,15 @@ refused() {  # expected-text, then the environment's value ('' for unset)
     || { cat "$work/refused.txt"; fail "BITPARITY_BITSANDBYTES_LIBRARY='$value': exit $code, expected 2 and '$expected'"; }
 }
 refused "BITPARITY_BITSANDBYTES_LIBRARY is not set; set it to the libbitsandbytes_cpu.so you built" ""
-refused "/nonexistent/libbitsandbytes_cpu.so cannot be loaded" /nonexistent/libbitsandbytes_cpu.so
+refused "/nonexistent/libbitsandbytes_cpu.so does not exist" /nonexistent/libbitsandbytes_cpu.so
+mkfifo "$work/fifo"
+refused "fifo is not a regular file" "$work/fifo"
+refused "is a folder" "$work"
+echo "not a library" > "$work/text.so"
+refused "text.so cannot be loaded" "$work/text.so"
+(cd "$(dirname "$standin")" && BITPARITY_BITSANDBYTES_LIBRARY="$(basename "$standin")" "$bitparity" check --implementation "plugin:$adapter" \
+  --suite quant --property P7d --format dynamic8-signed --dtype f32 --cases 1 >"$work/relative.txt" 2>&1) ||
+  { cat "$work/relative.txt"; fail "a library named relative to the working folder was not found there"; }
 refused "exports none of bitsandbytes' CPU entry points" "$not_bitsandbytes"
 
 # only_strided FILE: the run's findings are the contiguous-only library's strided cause, once per
@@ -51,6 +59,9 @@ code=$?
 [ "$code" -eq 1 ] || { cat "$work/whole.txt"; fail "the stand-in (contiguous only) gave exit $code, not 1"; }
 only_strided "$work/whole.json" || { cat "$work/whole.txt"; fail "the stand-in's findings are not its strided cause alone"; }
 grep -q "^note:" "$work/whole.txt" && { cat "$work/whole.txt"; fail "a note on the whole stand-in"; }
+strided_printed=$(grep -c '^\[strided-input difference\]' "$work/whole.txt")
+strided_found=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["findings"]))' "$work/whole.json")
+[ "$strided_printed" -eq "$strided_found" ] || fail "$strided_found strided causes found, $strided_printed printed" 
 grep "^summary:" "$work/whole.txt"
 
 echo "== the stand-in without f16/bf16 quantizers: it loads, the note names them once, their rows are not applicable"
@@ -60,6 +71,14 @@ code=$?
 only_strided "$work/f32.json" || { cat "$work/f32.txt"; fail "the f32-quantize stand-in's findings are not its strided cause alone"; }
 [ "$(grep -c '^note: .*lacks cquantize_blockwise_cpu_fp16, cquantize_blockwise_cpu_bf16; those rows are not applicable$' "$work/f32.txt")" -eq 1 ] \
   || { cat "$work/f32.txt"; fail "the missing quantizers are not named exactly once"; }
+BITPARITY_BITSANDBYTES_LIBRARY="$standin_f32" "$bitparity" fuzz --implementation "plugin:$adapter" --suite quant \
+  --property P7d --format dynamic8-signed --budget 3s --jobs 2 --corpus "$work/corpus" >"$work/fuzz.txt" 2>&1
+[ "$(grep -c '^note: .*lacks cquantize_blockwise_cpu_fp16' "$work/fuzz.txt")" -eq 1 ] \
+  || { cat "$work/fuzz.txt"; fail "fuzz with two workers does not name the missing quantizers exactly once"; }
+BITPARITY_BITSANDBYTES_LIBRARY="$standin_f32" check --property P7 --dtype f16 --cases 1 >"$work/nothing.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && [ "$(grep -c . "$work/nothing.txt")" -eq 1 ] \
+  || { cat "$work/nothing.txt"; fail "a refusal (nothing applies) with a note pending is not one line, exit 2 (exit $code)"; }
 python3 - "$work/whole.json" "$work/f32.json" <<'PYTHON' || fail "the rows are not what each library offers"
 import json, sys
 whole, f32 = (json.load(open(p))["results"] for p in sys.argv[1:])

@@ -64,6 +64,19 @@ grep -q "^error: interrupted by SIGTERM during a plugin call, whose host was kil
 grep -q '"earlier": true' "$work/kept.json" || fail "the earlier results file was changed"
 pgrep -f "bitparity-plugin-host .* $pid\$" >/dev/null && fail "the hung call's host is still running"
 
+echo "== fuzz: a hung call and one SIGTERM are an interruption, not failures of its workers"
+BITPARITY_FAULTY_PLUGIN_HANGS=1 "$bitparity" fuzz --implementation "plugin:$faulty" --suite quant --format dynamic8-signed \
+  --dtype f32 --budget 60s --jobs 2 --corpus "$work/hung-corpus" --json "$work/hung-fuzz.json" >"$work/hung-fuzz.txt" 2>&1 &
+pid=$!
+sleep 3
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+[ "$code" -eq 143 ] || { cat "$work/hung-fuzz.txt"; fail "fuzz on a hung call and one SIGTERM gave exit $code, not 143"; }
+grep -q "the worker exited with code" "$work/hung-fuzz.txt" && { cat "$work/hung-fuzz.txt"; fail "the stopped workers were counted as failures"; }
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s.get("failures", 0) == 0, s' "$work/hung-corpus/fuzz-state.json" \
+  || fail "the corpus state counts the interruption as failures"
+
 # findings_of FILE CLASS PATTERN: the run's findings are all of CLASS, matching PATTERN, and there is one.
 findings_of() {
   python3 - "$@" <<'PYTHON'
