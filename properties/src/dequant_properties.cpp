@@ -95,6 +95,7 @@ std::string explanation(const FormatEntry& format, const std::vector<std::uint8_
                         const std::vector<std::uint32_t>& expected, const std::vector<std::uint32_t>& actual) {
   const reference::FormatReference& ref = format_reference(format.format);
   bool twice = dtype != DType::f32 && rounding == reference::DequantizeRounding::once, zero_sign = true;
+  const std::uint32_t sign = dtype == DType::f32 ? 0x80000000u : 0x8000u;
   bool other_block = absmax.size() > 1;
   std::int64_t first_moved = -1, first_used = -1, searched = 0;
   // The search costs a reference call per block per element: the first kSearched differing ones.
@@ -103,20 +104,21 @@ std::string explanation(const FormatEntry& format, const std::vector<std::uint8_
     if (expected[i] == actual[i]) continue;
     const float product = static_cast<float>(ref.code_value(codes[i]) * static_cast<double>(absmax[i / blocksize]));
     twice = twice && reference::correctly_rounded_bits(product, dtype) == actual[i];
-    const std::uint32_t sign = dtype == DType::f32 ? 0x80000000u : 0x8000u;
     zero_sign = zero_sign && (expected[i] & ~sign) == 0 && (actual[i] & ~sign) == 0;
     if (other_block && searched++ < kSearched) {
       const auto own = static_cast<std::int64_t>(i) / blocksize;
       const std::int64_t used = block_that_gives(ref, codes[i], absmax, own, dtype, rounding, actual[i]);
       other_block = used >= 0 && used != own;
-      if (other_block && first_moved < 0) first_moved = static_cast<std::int64_t>(i), first_used = used;
+      // A zero output is given by any block whose absmax is 0 or tiny: it supports no block of its own.
+      const bool telling = (actual[i] & ~sign) != 0;
+      if (other_block && telling && first_moved < 0) first_moved = static_cast<std::int64_t>(i), first_used = used;
     }
   }
   if (twice) {
     return std::string("; every differing output is the product rounded to fp32 first, then to ") + dtype_name(dtype) +
            " (two roundings; a library that does this on purpose declares BITPARITY_CONVENTION_DEQUANTIZE_ROUNDS_F32_PRODUCT)";
   }
-  if (other_block) {
+  if (other_block && first_moved >= 0) {
     std::ostringstream text;
     text << "; another block's absmax: " << (searched > kSearched ? "each of the first 256 differing outputs" : "every differing output")
          << " is its code value times the absmax of a block other than its own (element "

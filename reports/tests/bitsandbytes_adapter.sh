@@ -115,4 +115,15 @@ kinds = {f["class"] for f in doc["findings"]}
 assert kinds == {"dequantization not as declared"}, kinds
 assert all("rounded as declared (to fp32, then to bf16)" in f["counterexample"] for f in doc["findings"])
 PYTHON
+echo "== rows shorter than a block, absmax indexed by row (bitsandbytes' AVX512 4-bit path): the cause is named"
+BITPARITY_STANDIN_ABSMAX_BY_ROW=1 BITPARITY_BITSANDBYTES_LIBRARY="$standin" check --property P7d --format nf4 --dtype f32 \
+  --block-size 128 --cases 10 --json "$work/by-row.json" >"$work/by-row.txt" 2>&1
+code=$?
+[ "$code" -eq 1 ] || { cat "$work/by-row.txt"; fail "absmax indexed by row: exit $code, not 1"; }
+python3 - "$work/by-row.json" <<'PYTHON' || { cat "$work/by-row.txt"; fail "the row-indexed absmax is not named as another block's absmax"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert [f["class"] for f in doc["findings"]] == ["another block's absmax"], [f["class"] for f in doc["findings"]]
+assert "case: shape=[" in doc["findings"][0]["counterexample"], doc["findings"][0]["counterexample"]
+PYTHON
 echo "ok"
