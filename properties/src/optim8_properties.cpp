@@ -210,6 +210,7 @@ void expect_same_step8(PropertyStats& stats, const Optim8Case& c, const Optim8Re
 // states; each code one the kernel may choose for its own fp32 state and absmax (ERROR_MODEL.md).
 void accuracy8(const PropertyTarget& t, PropertyStats& stats) {
   const Optim8Case c = drawn<Optim8Case>(t, stats, "case", [&] { return draw_optim8_case(t, stats, false, false, 3000); });
+  require_finite_inputs(c.base, "P1q");
   const Optim8Result r = run_optim8(*t.iut, c, {}, true);
   const OptimCase& b = c.base;
   const std::int64_t n = static_cast<std::int64_t>(b.values.size());

@@ -31,6 +31,21 @@ float largest_of(DType dtype) {
 
 }  // namespace
 
+void require_finite_inputs(const OptimCase& c, const char* property) {
+  for (std::size_t i = 0; i < c.values.size(); ++i) {
+    const reference::OptimInput& v = c.values[i];
+    const auto refuse = [&](const char* what, float value) {
+      throw CaseFileError(std::string("element ") + std::to_string(i) + " of the case's " + what + " is " + show_float(value) + "; " +
+                          property + " draws finite inputs (a non-finite gradient is P9o's and P9q's case)");
+    };
+    if (!std::isfinite(v.p)) refuse("parameter", v.p);
+    if (!std::isfinite(v.g)) refuse("gradient", v.g);
+    for (int k = 0; k < 3; ++k) {
+      if (!std::isfinite(v.s[k])) refuse("states", v.s[k]);
+    }
+  }
+}
+
 float value_of_bits(std::uint32_t bits, DType dtype) {
   switch (dtype) {
     case DType::f16: return f16_to_float(static_cast<std::uint16_t>(bits));

@@ -35,6 +35,10 @@ struct OptimResult {
 // The value of a stored element's bits in its dtype, widened exactly to fp32.
 float value_of_bits(std::uint32_t bits, DType dtype);
 
+// A property that draws finite inputs refuses a saved case edited to hold NaN or Inf (throws
+// CaseFileError naming the element): such a case belongs to the non-finite properties.
+void require_finite_inputs(const OptimCase& c, const char* property);
+
 Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats);
 // Values that reach the hard regions: tiny second moments (eps dominates), zero and huge
 // gradients, cancellation in the moment updates, subnormals; NaN/Inf in the gradient if asked.

@@ -28,6 +28,7 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats) {
     return long_tensor ? draw_optim_case(t, stats, false, false, 1'000'000, 10'000)
                        : draw_optim_case(t, stats, false, false, 600);
   });
+  require_finite_inputs(c, "P1");
   const OptimResult r = run_optim(*t.iut, c, {}, true);
   if (r.nonfinite_reported) report_violation(stats, 1, "a finite gradient was reported non-finite");
   const reference::OptimReference ref(c.kind, c.hyper, c.param_dtype);

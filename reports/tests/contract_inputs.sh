@@ -327,6 +327,17 @@ PYTHON
     refused "'adam' is not in --suite quant" "$bin" check --property P14 --optimizer adam --cases 1
     echo "ok: the ninth sweep's inputs are refused, naming what is wrong"
     ;;
+  eleventh-sweep)
+    # A P1 or P1q case edited to hold an infinite or NaN gradient replayed as a kill of its mutant
+    # (exit 0), and on cpu as "a finite gradient was reported non-finite".
+    p1=$(ls "$corpus"/cases/P1-adam-f32-mutant.*.json | head -n 1)
+    edited "$p1" inf-grad.json "d['inputs']['case']['grad'][0] = 'inf 0x7f800000'"
+    refused "inf-grad.json: .*element 0 of the case's gradient is inf .*; P1 draws finite inputs" "$bin" replay inf-grad.json
+    refused "inf-grad.json: .*P1 draws finite inputs" "$bin" replay --implementation cpu inf-grad.json
+    edited "$p1" nan-param.json "d['inputs']['case']['param'][0] = 'nan 0x7fc00000'"
+    refused "nan-param.json: .*element 0 of the case's parameter is nan" "$bin" replay nan-param.json
+    echo "ok: the eleventh sweep's inputs are refused, naming what is wrong"
+    ;;
   third-sweep)
     # What a third sweep of about 960 inputs found.
     adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"
