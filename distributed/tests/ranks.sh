@@ -340,6 +340,14 @@ EOF
     "$bin" checkpoint inspect "$arg/no-checksums.safetensors" >"$out" 2>&1
     code=$?
     [ "$code" -eq 1 ] && grep -q 'the header stores no CRC-32s (no "crc32")' "$out" || { cat "$out"; fail "no crc32: exit $code"; }
+    # A "crc32" that is not an object of checksums was refused (exit 2); malformed is a finding, as missing.
+    for malformed in '"not json"' '[1, 2]'; do
+      edit malformed-crc "crc = None; m['crc32'] = $malformed if isinstance($malformed, str) else json.dumps($malformed)"
+      "$bin" checkpoint inspect "$arg/malformed-crc.safetensors" >"$out" 2>&1
+      code=$?
+      [ "$code" -eq 1 ] && grep -q 'the header.s "crc32" is not an object of tensor checksums' "$out" ||
+        { cat "$out"; fail "crc32 $malformed: exit $code"; }
+    done
     edit upper-crc "crc = {k: v.upper() for k, v in crc.items()}"
     "$bin" checkpoint inspect "$arg/upper-crc.safetensors" >"$out" 2>&1 || { cat "$out"; fail "upper-case CRCs: exit $?"; }
     edit ghost-crc "crc['ghost'] = '00000000'"

@@ -88,7 +88,9 @@ int run_checkpoint_command(const CheckpointCommand& command) {
   nlohmann::json checksums = nlohmann::json::object();
   std::vector<std::string> bad, strays;  // tensors that do not match; CRCs of tensors the file lacks
   const bool no_checksums = ours && file.metadata.count("crc32") == 0;  // every tensor unchecked: a finding, not a crash
-  if (no_checksums) {
+  // A "crc32" that is not an object of checksums checks nothing either: a finding (exit 1), as a missing one.
+  const bool malformed_checksums = ours && !no_checksums && !parsed_or_discarded(file.metadata.at("crc32")).is_object();
+  if (no_checksums || malformed_checksums) {
     for (const auto& [name, entry] : file.tensors) bad.push_back(name);
   } else if (ours) {
     checksums = parsed_or_discarded(file.metadata.at("crc32"));
@@ -162,6 +164,8 @@ int run_checkpoint_command(const CheckpointCommand& command) {
   if (ours) {
     std::string summary = no_checksums ? "the header stores no CRC-32s (no \"crc32\"), so no tensor can be checked: the header was edited, "
                                          "or the file was not written by bitparity; a resume refuses it"
+                          : malformed_checksums ? "the header's \"crc32\" is not an object of tensor checksums, so no tensor can be "
+                                                  "checked: the header was edited; a resume refuses it"
                           : bad.empty() ? "every tensor matches its CRC-32"
                                         : std::to_string(bad.size()) + " tensor(s) do not match a stored CRC-32 (check column): the file is corrupt or edited";
     if (!strays.empty()) summary += "; " + std::to_string(strays.size()) + " CRC-32(s) stored for tensors the file lacks";

@@ -132,10 +132,11 @@ std::vector<Finding> plugin_findings(const std::vector<CheckRow>& rows) {
                               "non-contiguous gradient), computes on the wrong elements. One cause for every strided "
                               "row of this entry point; the rows it explains are listed under it",
                           row.counterexample,
-                          {}});
+                          {},
+                          true});
       continue;
     }
-    findings.push_back({row.property, row.device, target, c.kind, c.explanation, row.counterexample, {}});
+    findings.push_back({row.property, row.device, target, c.kind, c.explanation, row.counterexample, {}, false});
   }
   return findings;
 }
@@ -191,7 +192,7 @@ void print_findings(const std::vector<Finding>& findings) {
     // said once per entry point is printed for each.
     int shown = 0;
     for (const auto& f : findings) {
-      if (f.kind != kind || (shown > 0 && f.folded.empty())) continue;
+      if (f.kind != kind || (shown > 0 && !f.per_entry_point)) continue;
       const std::string first_line = f.counterexample.substr(0, f.counterexample.find('\n'));
       std::printf("[%s] %s on %s: %s\n    %s\n", f.kind.c_str(), f.property.c_str(), f.target.c_str(),
                   f.explanation.c_str(), first_line.c_str());

@@ -21,6 +21,7 @@ struct Finding {
   // The failed rows this finding stands for besides its own ("P5 device on nf4/f16"): rows whose
   // failure has the same cause, folded under it rather than reported again.
   std::vector<std::string> folded;
+  bool per_entry_point = false;  // a cause said once per entry point: each is printed
 };
 
 // A convention a plugin declares (fixtures/convention.hpp): checked as declared, listed, not a finding.
