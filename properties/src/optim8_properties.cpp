@@ -328,6 +328,7 @@ struct Step8Family {
 // P9q: a NaN/Inf gradient leaves the parameter, every code and every absmax as they were.
 void nonfinite8(const PropertyTarget& t, PropertyStats& stats) {
   const Optim8Case c = drawn<Optim8Case>(t, stats, "case", [&] { return draw_optim8_case(t, stats, true, true, 3000); });
+  require_nonfinite_gradient(c.base, "P9q");
   const Optim8Result r = run_optim8(*t.iut, c, drawn_launch(t, stats), false);
   if (c.base.values.empty()) {
     stats.pass_case(0);

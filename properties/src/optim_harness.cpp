@@ -46,6 +46,15 @@ void require_finite_inputs(const OptimCase& c, const char* property) {
   }
 }
 
+void require_nonfinite_gradient(const OptimCase& c, const char* property) {
+  if (c.values.empty()) return;
+  for (const reference::OptimInput& v : c.values) {
+    if (!std::isfinite(v.g)) return;
+  }
+  throw CaseFileError(std::string("the case's gradient holds no NaN or Inf; ") + property +
+                      " is about a step on a non-finite gradient (its cases hold at least one)");
+}
+
 float value_of_bits(std::uint32_t bits, DType dtype) {
   switch (dtype) {
     case DType::f16: return f16_to_float(static_cast<std::uint16_t>(bits));

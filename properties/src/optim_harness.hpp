@@ -38,6 +38,8 @@ float value_of_bits(std::uint32_t bits, DType dtype);
 // A property that draws finite inputs refuses a saved case edited to hold NaN or Inf (throws
 // CaseFileError naming the element): such a case belongs to the non-finite properties.
 void require_finite_inputs(const OptimCase& c, const char* property);
+// The non-finite-gradient properties refuse a non-empty saved case whose gradient holds no NaN or Inf.
+void require_nonfinite_gradient(const OptimCase& c, const char* property);
 
 Hyperparameters draw_hyperparameters(OptimizerKind kind, PropertyStats& stats);
 // Values that reach the hard regions: tiny second moments (eps dominates), zero and huge

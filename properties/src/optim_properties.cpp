@@ -104,6 +104,7 @@ struct Step32Family {
 // as it was) and is reported.
 void nonfinite_policy(const PropertyTarget& t, PropertyStats& stats) {
   const OptimCase c = drawn<OptimCase>(t, stats, "case", [&] { return draw_optim_case(t, stats, true, true, 2000); });
+  require_nonfinite_gradient(c, "P9o");
   if (c.values.empty()) {
     const OptimResult r = run_optim(*t.iut, c, {});
     if (r.nonfinite_reported) report_violation(stats, 1, "an empty tensor was reported non-finite");

@@ -336,6 +336,11 @@ PYTHON
     refused "inf-grad.json: .*P1 draws finite inputs" "$bin" replay --implementation cpu inf-grad.json
     edited "$p1" nan-param.json "d['inputs']['case']['param'][0] = 'nan 0x7fc00000'"
     refused "nan-param.json: .*element 0 of the case's parameter is nan" "$bin" replay nan-param.json
+    # The twelfth: a P9o case whose gradient was made finite replayed as a kill (exit 0).
+    p9o=$(ls "$corpus"/cases/P9o-*.json | head -n 1)
+    edited "$p9o" finite-grad.json "d['inputs']['case']['grad'] = ['0x1p-1 0x3f000000'] * len(d['inputs']['case']['grad'])"
+    refused "finite-grad.json: .*the case's gradient holds no NaN or Inf; P9o is about a step on a non-finite gradient" \
+      "$bin" replay finite-grad.json
     echo "ok: the eleventh sweep's inputs are refused, naming what is wrong"
     ;;
   third-sweep)
