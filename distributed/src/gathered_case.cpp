@@ -130,6 +130,7 @@ GatheredCase decode_gathered_case(const json& j) {
       t.kind = hyper.kind;
       c.hyper = hyper.hyper;
       validate_hyperparameters(t.kind, c.hyper);
+      if (c.hyper.lr == 0.0f) throw CaseFileError("lr is 0, which hides every error in the parameters; these cases draw lr > 0");
       if (t.family == OperationFamily::optimizer8_step && !has_8bit_variant(t.kind)) {
         throw CaseFileError(std::string(optimizer_info(t.kind).name) + " has no 8-bit step; use entry fp32 step");
       }

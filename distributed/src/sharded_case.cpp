@@ -88,6 +88,7 @@ std::vector<GroupConfig> decode_groups(const json& list, OptimizerKind kind, con
       properties::decode_input(entry.at("hyperparameters"), hyper);
       if (hyper.kind != kind) throw CaseFileError("the hyperparameters are " + std::string(optimizer_info(hyper.kind).name) + "'s, not the case's optimizer's");
       group.hyper = hyper.hyper;  // decode_input refused values outside the optimizer's domain
+      if (group.hyper.lr == 0.0f) throw CaseFileError("lr is 0, which hides every error in the parameters; these cases draw lr > 0");
       group.param_dtype = float_dtype(entry, "param_dtype");
       group.grad_dtype = float_dtype(entry, "grad_dtype");
       const json& parameters = entry.value("parameters", json());
@@ -213,8 +214,10 @@ ShardedCase decode_sharded_case(const json& j) {
   } catch (const Error& error) {
     throw case_fields::case_file_error("", error);
   }
-  const std::int64_t states = whole_number(j, "states", 8, 32);
-  if (states != 8 && states != 32) throw CaseFileError("'states' must be 32 (fp32 states) or 8 (8-bit states)");
+  const std::int64_t states = whole_number(j, "states", INT64_MIN, INT64_MAX);
+  if (states != 8 && states != 32) {
+    throw CaseFileError("'states' is " + std::to_string(states) + "; it must be 32 (fp32 states) or 8 (8-bit states)");
+  }
   config.eight_bit = states == 8;
   if (config.eight_bit && !has_8bit_variant(config.kind)) {
     throw CaseFileError(std::string(optimizer_info(config.kind).name) + " has no 8-bit states; 'states' must be 32");

@@ -114,6 +114,8 @@ TEST(GatheredCase, RefusesMalformedCases) {
   EXPECT_NE(refusal([](auto& j) { j["tensors"][1].erase(0); }).find("the tensor of step 2 holds"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["initial"].erase(0); }).find("'initial' holds"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j.erase("hyperparameters"); }).find("'hyperparameters' is missing"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["hyperparameters"]["lr"] = properties::encode_float(0.0f); }).find("lr is 0, which hides every error"),
+            std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["strides"] = nlohmann::json::array(); }).find("the case has no field 'strides'"), std::string::npos);
   nlohmann::json lamb = encode_gathered_case(draw_gathered_case({OperationFamily::optimizer_step, OptimizerKind::lamb}, 1, 1));
   ASSERT_NO_THROW(decode_gathered_case(lamb));

@@ -107,7 +107,11 @@ TEST(ShardedCase, RefusesMalformedCases) {
             std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["blocksize"] = 100; }).find("power of two"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["optimizer"] = "lion"; }).find("not the case's optimizer"), std::string::npos);
-  EXPECT_NE(refusal([](auto& j) { j["states"] = 16; }).find("'states' must be 32"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["states"] = 16; }).find("'states' is 16; it must be 32"), std::string::npos);
+  // "outside 8..32" suggested that 16 was one.
+  EXPECT_NE(refusal([](auto& j) { j["states"] = 7; }).find("'states' is 7; it must be 32 (fp32 states) or 8"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["groups"][0]["hyperparameters"]["lr"] = properties::encode_float(0.0f); }).find("lr is 0, which hides every error"),
+            std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["regroup_step"] = 1; }).find("'regroup_step' must be 0"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j.erase("steps"); }).find("the case has neither 'steps' (a P6 case) nor 'resume'"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["steps"] = "2"; }).find("'steps' must be a whole number"), std::string::npos);

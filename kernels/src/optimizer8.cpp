@@ -42,6 +42,12 @@ QuantFormat state8_map(OptimizerKind kind, int state, const std::optional<QuantF
     throw Error(ErrorCode::invalid_argument, what + ": map '" + map.name + "' is a " + std::to_string(map.bits) +
                                                  "-bit map; 8-bit states take 8-bit maps");
   }
+  // Every state takes positive values (a second moment has no others): a map without a positive code
+  // would store each of them as its largest code, at or below 0.
+  if (std::none_of(map.values.begin(), map.values.end(), [](float v) { return v > 0.0f; })) {
+    throw Error(ErrorCode::invalid_argument, what + " takes positive values but map '" + map.name +
+                                                 "' has no code above 0; give a map whose largest code is positive");
+  }
   const bool has_negative = std::any_of(map.values.begin(), map.values.end(), [](float v) { return v < 0.0f; });
   if (!nonnegative_role(spec.role) && !has_negative) {
     throw Error(ErrorCode::invalid_argument, what + " takes negative values but map '" + map.name +

@@ -11,6 +11,8 @@
 #include "bitparity/kernels/convert.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/optimizer.hpp"
+#include "bitparity/kernels/tensor_view.hpp"
+#include "bitparity/properties/show.hpp"
 
 namespace bitparity::properties {
 
@@ -289,6 +291,20 @@ void decode_input(const json& j, Layout& value) {
     throw CaseFileError("the view reaches storage element " + std::to_string(last) + " but the storage holds " +
                         std::to_string(value.storage_elements));
   }
+}
+
+void require_finite_values(const std::vector<float>& values, const std::string& why) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) throw CaseFileError("element " + std::to_string(i) + " is " + show_float(values[i]) + "; " + why);
+  }
+}
+
+void require_output_layout(const Layout& layout, const std::string& what) {
+  if (is_non_overlapping(make_index(layout.sizes, layout.strides, layout.offset))) return;
+  std::string strides;
+  for (const auto stride : layout.strides) strides += (strides.empty() ? "" : ", ") + std::to_string(stride);
+  throw CaseFileError(what + " reaches a storage element twice (strides [" + strides +
+                      "]); an output's strides must keep its elements apart, as a contiguous layout's do");
 }
 
 json encode_input(const LaunchConfig& value) {

@@ -182,7 +182,10 @@ void dequantization(const PropertyTarget& t, PropertyStats& stats) {
                         std::to_string(blocks));
   }
   for (const float a : absmax) {
-    if (!(a >= 0.0f) || !std::isfinite(a)) throw CaseFileError("a block absmax must be finite and >= 0, not " + show_float(a));
+    // -0 included: no quantizer writes it, and the sign of a zero output would then be judged.
+    if (!(a >= 0.0f) || !std::isfinite(a) || std::signbit(a)) {
+      throw CaseFileError("a block absmax must be finite and +0 or more, not " + show_float(a));
+    }
   }
 
   QuantOutput quantized;

@@ -27,10 +27,13 @@ namespace bitparity::properties {
 
 enum class Metamorphic { layout, launch, determinism, device };
 
-// The drawn case and launch, recorded or replayed through the target's tape.
+// The drawn case and launch, recorded or replayed through the target's tape. A replayed case the
+// family could not have drawn for this target (F::require_in_domain) is refused before it runs.
 template <class F>
 typename F::Case drawn_case(const PropertyTarget& t, PropertyStats& stats, Metamorphic which) {
-  return drawn<typename F::Case>(t, stats, "case", [&] { return F::draw(t, stats, which); });
+  typename F::Case c = drawn<typename F::Case>(t, stats, "case", [&] { return F::draw(t, stats, which); });
+  F::require_in_domain(t, c);
+  return c;
 }
 
 inline LaunchConfig drawn_launch(const PropertyTarget& t, PropertyStats& stats) {
@@ -133,6 +136,7 @@ void hidden_state_property(const PropertyTarget& t, PropertyStats& stats) {
       const PropertyTarget& target = own ? t : targets[*rc::gen::inRange<std::size_t>(0, targets.size())];
       return F::draw(target, stats, Metamorphic::determinism);
     }));
+    F::require_in_domain(t, cases.back());
     elements += F::elements(cases.back());
   }
   const LaunchConfig launch = drawn_launch(t, stats);

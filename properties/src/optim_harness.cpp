@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <sstream>
 #include <tuple>
 
 #include "bitparity/kernels/bits.hpp"
+#include "bitparity/kernels/tensor_view.hpp"
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/show.hpp"
 #include "quant_harness.hpp"
@@ -31,17 +33,40 @@ float largest_of(DType dtype) {
 
 }  // namespace
 
-void require_finite_inputs(const OptimCase& c, const char* property) {
+void require_step_domain(const OptimCase& c, const char* property) {
+  const auto& specs = optimizer_info(c.kind).state_specs;
   for (std::size_t i = 0; i < c.values.size(); ++i) {
     const reference::OptimInput& v = c.values[i];
-    const auto refuse = [&](const char* what, float value) {
-      throw CaseFileError(std::string("element ") + std::to_string(i) + " of the case's " + what + " is " + show_float(value) + "; " +
-                          property + " draws finite inputs (a non-finite gradient is P9o's and P9q's case)");
+    const auto refuse = [&](const std::string& what, float value, const std::string& why) {
+      throw CaseFileError("element " + std::to_string(i) + " of the case's " + what + " is " + show_float(value) + "; " + why);
     };
-    if (!std::isfinite(v.p)) refuse("parameter", v.p);
-    if (!std::isfinite(v.g)) refuse("gradient", v.g);
-    for (int k = 0; k < 3; ++k) {
-      if (!std::isfinite(v.s[k])) refuse("states", v.s[k]);
+    const std::string finite = std::string(property) + " draws finite inputs (a non-finite gradient is P9o's and P9q's case)";
+    if (!std::isfinite(v.p)) refuse("parameter", v.p, finite);
+    if (!std::isfinite(v.g)) refuse("gradient", v.g, finite);
+    for (std::size_t k = 0; k < specs.size(); ++k) {
+      const std::string state = "state " + std::string(specs[k].name);
+      if (!std::isfinite(v.s[k])) refuse(state, v.s[k], finite);
+      // A negative square average has no square root: the exact step is not a number, and the
+      // bound would call a correct implementation wrong.
+      if (nonnegative_role(specs[k].role) && v.s[k] < 0.0f) {
+        refuse(state, v.s[k], std::string("it holds squares, so ") + property + " draws it >= 0");
+      }
+    }
+    // Centred RMSprop takes sqrt(square average - average^2): a gradient average whose square
+    // exceeds the square average is a state no sequence of gradients leaves.
+    if (c.hyper.centered) {
+      for (std::size_t k = 0; k < specs.size(); ++k) {
+        if (specs[k].role != StateRole::centered_average) continue;
+        for (std::size_t m = 0; m < specs.size(); ++m) {
+          if (specs[m].role != StateRole::second_moment) continue;
+          const double average = v.s[k], squares = v.s[m];
+          if (average * average > squares) {
+            refuse("state " + std::string(specs[k].name), v.s[k],
+                   "its square exceeds the square average " + show_float(v.s[m]) + " (" + property +
+                       " draws |average|^2 <= square average)");
+          }
+        }
+      }
     }
   }
 }
@@ -128,7 +153,9 @@ std::vector<reference::OptimInput> synthesize_optim_values(OptimizerKind kind, c
         }
         case StateRole::centered_average:
           // A gradient average consistent with the square average: |avg|^2 <= square average.
-          v.s[k] = static_cast<float>(std::sqrt(second) * (2.0 * (percent(rng) / 100.0) - 1.0) * 0.999);
+          // Taken from the stored square average, so that the bound holds for the fp32 values too.
+          v.s[k] = static_cast<float>(std::sqrt(static_cast<double>(static_cast<float>(second))) *
+                                      (2.0 * (percent(rng) / 100.0) - 1.0) * 0.999);
           break;
       }
     }
@@ -312,6 +339,25 @@ void decode_optim_case(const nlohmann::json& j, OptimCase& c, bool state_columns
   }
   for (const auto& layout : c.state_layouts) {
     if (layout.sizes != c.shape) throw CaseFileError("every state layout must have the case's shape");
+  }
+  // A broadcast gradient repeats one storage element: elements that share it hold one value, as
+  // every drawn case's do (an edit giving them two would run one of them in the strided step).
+  {
+    const StridedIndex index = make_index(c.grad_layout.sizes, c.grad_layout.strides, c.grad_layout.offset);
+    std::map<std::int64_t, std::int64_t> first_at;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto [shared, inserted] = first_at.emplace(index.storage(i), i);
+      if (!inserted && float_bits(grad[i]) != float_bits(grad[shared->second])) {
+        throw CaseFileError("grad element " + std::to_string(i) + " is " + show_float(grad[i]) + " but shares storage element " +
+                            std::to_string(shared->first) + " of 'grad_layout' with element " + std::to_string(shared->second) +
+                            " (" + show_float(grad[shared->second]) + "); a broadcast gradient repeats one value");
+      }
+    }
+  }
+  // The step writes the parameter and every state in place.
+  require_output_layout(c.param_layout, "the parameter's layout 'param_layout'");
+  for (std::size_t k = 0; k < c.state_layouts.size(); ++k) {
+    require_output_layout(c.state_layouts[k], "state " + std::to_string(k) + "'s layout in 'state_layouts'");
   }
 }
 

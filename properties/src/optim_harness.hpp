@@ -35,9 +35,10 @@ struct OptimResult {
 // The value of a stored element's bits in its dtype, widened exactly to fp32.
 float value_of_bits(std::uint32_t bits, DType dtype);
 
-// A property that draws finite inputs refuses a saved case edited to hold NaN or Inf (throws
-// CaseFileError naming the element): such a case belongs to the non-finite properties.
-void require_finite_inputs(const OptimCase& c, const char* property);
+// The accuracy properties' domain, refused in a saved case (CaseFileError naming the element): NaN
+// or Inf (the non-finite properties' case), a negative state that holds squares, and a centred
+// average whose square exceeds its square average (no sequence of gradients leaves either).
+void require_step_domain(const OptimCase& c, const char* property);
 // The non-finite-gradient properties refuse a non-empty saved case whose gradient holds no NaN or Inf.
 void require_nonfinite_gradient(const OptimCase& c, const char* property);
 

@@ -1,6 +1,7 @@
 // Optimizer properties P1 P2 P3 P4 P5 P9, each defined once over the optimizer registry.
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -28,7 +29,7 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats) {
     return long_tensor ? draw_optim_case(t, stats, false, false, 1'000'000, 10'000)
                        : draw_optim_case(t, stats, false, false, 600);
   });
-  require_finite_inputs(c, "P1");
+  require_step_domain(c, "P1");
   const OptimResult r = run_optim(*t.iut, c, {}, true);
   if (r.nonfinite_reported) report_violation(stats, 1, "a finite gradient was reported non-finite");
   const reference::OptimReference ref(c.kind, c.hyper, c.param_dtype);
@@ -85,6 +86,7 @@ struct Step32Family {
     }
     return {};
   }
+  static void require_in_domain(const PropertyTarget&, const Case&) {}  // every drawn step is valid on every target
   static Result run(fixtures::Implementation& iut, const Case& c, const LaunchConfig& launch, bool contiguous) {
     return run_optim(iut, c, launch, contiguous);
   }
@@ -134,6 +136,32 @@ void nonfinite_policy(const PropertyTarget& t, PropertyStats& stats) {
   stats.pass_case(static_cast<std::int64_t>(c.values.size()));
 }
 
+// P9n's cases, as drawn: one NaN parameter, every other input finite and in the step's domain, and on
+// LAMB and LARS adaptation and weight decay on with a non-zero gradient (else the trust factor is 1
+// and the NaN stays in its element). A saved case edited outside that is refused.
+void require_nonfinite_parameter_domain(const OptimCase& c) {
+  std::int64_t nans = 0;
+  OptimCase finite = c;
+  for (auto& v : finite.values) {
+    if (std::isnan(v.p)) {
+      ++nans;
+      v.p = 0.0f;
+    }
+  }
+  if (nans != 1) {
+    throw CaseFileError("the case holds " + std::to_string(nans) + " NaN parameters; P9n steps a case with exactly one");
+  }
+  require_step_domain(finite, "P9n");
+  if (!optimizer_info(c.kind).norm_based) return;
+  const bool moving = std::any_of(c.values.begin(), c.values.end(), [](const reference::OptimInput& v) { return v.g != 0.0f; });
+  if (c.hyper.exclude_from_adaptation || c.hyper.exclude_from_weight_decay || !(c.hyper.weight_decay > 0.0f) || !moving) {
+    throw CaseFileError(std::string("P9n steps ") + std::string(optimizer_info(c.kind).name) +
+                        " with adaptation and weight decay on (weight_decay > 0, neither excluded) and a non-zero gradient, "
+                        "so that its norms carry the NaN; this case has " + describe_hyperparameters(c.kind, c.hyper) +
+                        (moving ? "" : " and every gradient 0"));
+  }
+}
+
 // P9n: a NaN parameter reaches exactly what its norms reach. LAMB and LARS tensors that adapt take
 // their trust factor from norms that include it, so every parameter becomes NaN (LAMB with weight
 // decay, whose direction then holds the NaN too; LARS with a non-zero gradient, so that its norm is
@@ -158,12 +186,13 @@ void nonfinite_parameter(const PropertyTarget& t, PropertyStats& stats) {
     }
     return drawn_case;
   });
-  std::size_t at = 0;
-  while (at < c.values.size() && !std::isnan(c.values[at].p)) ++at;
-  if (at == c.values.size()) {
+  if (c.values.empty()) {
     stats.pass_case(0);
     return;
   }
+  require_nonfinite_parameter_domain(c);
+  std::size_t at = 0;
+  while (!std::isnan(c.values[at].p)) ++at;
   const OptimResult r = run_optim(*t.iut, c, {});
   if (norm_based_kind) {
     std::int64_t finite = 0;

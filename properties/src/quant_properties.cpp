@@ -78,6 +78,28 @@ LayoutCase draw_layout_case(const PropertyTarget& t, PropertyStats& stats, std::
 
 std::vector<std::uint32_t> bits_of(const HostTensor& tensor) { return fixtures::read_logical_bits(tensor.view()); }
 
+// A saved case's output dtype is one the implementation's dequantize writes (the generator draws only
+// those): a dtype it declines would be refused, and the refusal judged.
+void require_offered_output(const PropertyTarget& t, DType out_dtype) {
+  const std::vector<DType> offered = output_dtypes(t, fixtures::OperationFamily::dequantize);
+  if (std::find(offered.begin(), offered.end(), out_dtype) != offered.end()) return;
+  std::string listed;
+  for (const DType dtype : offered) listed += (listed.empty() ? "" : ", ") + std::string(dtype_name(dtype));
+  throw CaseFileError(std::string("out_dtype ") + dtype_name(out_dtype) + " is one " + t.iut->name() +
+                      "'s dequantize does not write; its cases use " + listed);
+}
+
+// What the quantize family draws only where the implementations under test offer it: stochastic
+// rounding, and NaN or Inf in the input. A saved case with either, on one that does not, is refused.
+void require_offered_conventions(const PropertyTarget& t, const StochasticRounding& rounding, const std::vector<float>& logical) {
+  if (rounding.enabled && !target_offers(t, fixtures::OperationFamily::stochastic_rounding)) {
+    throw CaseFileError("the case rounds stochastically, which " + t.iut->name() + " does not offer; set 'enabled' to false");
+  }
+  if (!target_offers(t, fixtures::OperationFamily::nonfinite_blocks)) {
+    require_finite_values(logical, t.iut->name() + " declares no NaN and Inf policy, so its cases hold finite values");
+  }
+}
+
 // P7: absmax exact, every code admissible, dequantised values correctly rounded.
 void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
   const FormatEntry& format = *t.format;
@@ -93,6 +115,10 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
   if (static_cast<std::int64_t>(values.size()) != n) {
     throw CaseFileError("the case holds " + std::to_string(values.size()) + " values for a shape of " + std::to_string(n) + " elements");
   }
+  if (!nonfinite) {
+    if (n == 0) throw CaseFileError("the case holds no values; P7 draws at least one (an empty tensor is P9's case)");
+    require_finite_values(values, "P7 draws finite values; a case with NaN or Inf blocks is P9's");
+  }
   // Every input is drawn before anything runs: a replay that gets further than the failure needs them all.
   const DType out_dtype = drawn<DType>(t, stats, "out_dtype", [&] { return *rc::gen::elementOf(output_dtypes(t, fixtures::OperationFamily::dequantize)); });
   // A saved case's output dtype is one dequantize writes: u8 and packed4 are storage (replay ran them,
@@ -100,6 +126,7 @@ void accuracy(const PropertyTarget& t, PropertyStats& stats, bool nonfinite) {
   if (out_dtype != DType::f32 && out_dtype != DType::f16 && out_dtype != DType::bf16) {
     throw CaseFileError(std::string("dtype '") + dtype_name(out_dtype) + "' is not a float dtype; use f32, f16 or bf16");
   }
+  require_offered_output(t, out_dtype);
   HostTensor input = HostTensor::contiguous(t.dtype, shape);
   fixtures::write_logical(input.view(), values);
   const QuantOutput out = run_quantize(*t.iut, input.view(), format, t.blocksize, {}, {});
@@ -168,6 +195,12 @@ struct QuantizeFamily {
     c.f32_product_rounding = t.iut->follows(fixtures::Convention::dequantize_rounds_f32_product);
     stats.note(std::string("output ") + dtype_name(c.out_dtype) + " " + describe(c.out_layout));
     return c;
+  }
+  static void require_in_domain(const PropertyTarget& t, const Case& c) {
+    PropertyTarget of_case = t;
+    of_case.format = c.format;
+    require_offered_output(of_case, c.out_dtype);
+    require_offered_conventions(t, c.rounding, c.input.logical);
   }
   static Result run(fixtures::Implementation& iut, const Case& c, const LaunchConfig& launch, bool contiguous) {
     Result r;
@@ -246,6 +279,7 @@ void decode_input(const nlohmann::json& j, QuantizeFamily::Case& c) {
   if (numel_of(c.input.layout.sizes) != n || numel_of(c.out_layout.sizes) != n) {
     throw CaseFileError("the input and output layouts must hold the shape's " + std::to_string(n) + " elements");
   }
+  require_output_layout(c.out_layout, "the output layout 'out_layout'");
   complete_layout_case(c.input, c.dtype);
 }
 
@@ -261,6 +295,8 @@ void stochastic_rounding(const PropertyTarget& t, PropertyStats& stats) {
     return ValuesInput{t.dtype, synthesize_values(recipe, count, t.blocksize, table, t.dtype)};
   }).values;
   const std::int64_t n = static_cast<std::int64_t>(values.size());
+  if (n == 0) throw CaseFileError("the case holds no values; P8 draws at least one");
+  require_finite_values(values, "P8 draws finite values (a NaN or Inf has no bracketing codes)");
   HostTensor input = HostTensor::contiguous(t.dtype, {n});
   fixtures::write_logical(input.view(), values);
   const StochasticRounding rounding = drawn<StochasticRounding>(t, stats, "rounding", [&] {
@@ -270,11 +306,17 @@ void stochastic_rounding(const PropertyTarget& t, PropertyStats& stats) {
     drawn_rounding.element_offset = *rc::gen::element<std::uint64_t>(0, 12345, (1ull << 33) + 1);
     return drawn_rounding;
   });
+  if (!rounding.enabled) {
+    throw CaseFileError("the case's rounding is not enabled; P8 checks stochastic rounding, so set 'enabled' to true");
+  }
   // Pieces cut at block boundaries, each quantised as its own call at its global offset (drawn
   // before anything runs, as every input).
   const std::int64_t blocks = block_count(n, t.blocksize);
   const std::int64_t cut_blocks = drawn<std::int64_t>(t, stats, "cut_blocks", [&] { return *rc::gen::inRange<std::int64_t>(1, blocks + 1); });
-  if (cut_blocks < 1) throw CaseFileError("cut_blocks must be at least 1");
+  if (cut_blocks < 1 || cut_blocks > blocks) {
+    throw CaseFileError("cut_blocks is " + std::to_string(cut_blocks) + "; the tensor has " + std::to_string(blocks) +
+                        " blocks, so use a piece of 1 to " + std::to_string(blocks) + " blocks");
+  }
   const QuantOutput whole = run_quantize(*t.iut, input.view(), format, t.blocksize, rounding, {});
   check_against_reference(stats, format, t.blocksize, values, whole, true);
 
@@ -311,6 +353,7 @@ void stochastic_unbiased(const PropertyTarget& t, PropertyStats& stats) {
     RC_PRE(drawn_x >= table.sorted_values[0] && drawn_x <= table.sorted_values[table.sorted_count - 1]);  // v inside the map
     return drawn_x;
   });
+  require_values_of_dtype({x}, t.dtype);  // the tensor holds it in t.dtype: the mean is compared with x as held
   if (!(x >= table.sorted_values[0] && x <= table.sorted_values[table.sorted_count - 1])) {
     throw CaseFileError("the value lies outside the format's code range");
   }

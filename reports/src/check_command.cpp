@@ -245,6 +245,12 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
                        "-bit map and the 8-bit optimizers' states take 8-bit maps; add --suite quant to check the map itself");
     }
     if (!for_states) continue;
+    if (std::none_of(map.values.begin(), map.values.end(), [](float v) { return v > 0.0f; })) {
+      // Every 8-bit state takes positive values: such a map is checked in quant only, or refused.
+      if (!suites_named) continue;
+      throw UsageError("--map " + spec + ": '" + map.name + "' has no code above 0, and every 8-bit state takes positive " +
+                       "values; give the optimizers a map whose largest code is positive, or check this one with --suite quant alone");
+    }
     std::optional<QuantFormat>& slot = state_map_slot(options.state_maps, map);
     const bool has_negative = &slot == &options.state_maps.signed_states;
     if (slot && suites_named) {

@@ -224,6 +224,10 @@ StateMaps state_maps_option(const std::vector<std::string>& specs) {
       throw UsageError("--map " + spec + ": '" + map.name + "' is a " + std::to_string(map.bits) +
                        "-bit map; 8-bit optimizer states take 8-bit maps");
     }
+    if (std::none_of(map.values.begin(), map.values.end(), [](float v) { return v > 0.0f; })) {
+      throw UsageError("--map " + spec + ": '" + map.name + "' has no code above 0, and every 8-bit state takes positive "
+                       "values; give a map whose largest code is positive");
+    }
     std::optional<QuantFormat>& slot = state_map_slot(maps, map);
     if (slot) {
       const bool signed_slot = &slot == &maps.signed_states;

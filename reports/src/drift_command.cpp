@@ -45,6 +45,9 @@ std::pair<std::string, double> parse_setting(const std::string& text) {
     throw UsageError("--set " + text + " is not NAME=VALUE; write it as e.g. --set lr=1e-2");
   }
   const std::string name = text.substr(0, equals), value = text.substr(equals + 1);
+  // A flag (maximize, nesterov, centered) as the list and the help write it; checked_settings
+  // refuses a word for a hyperparameter that takes a number.
+  if (value == "true" || value == "false") return {name, value == "true" ? 1.0 : 0.0};
   char* end = nullptr;
   errno = 0;
   const double number = std::strtod(value.c_str(), &end);
@@ -77,6 +80,17 @@ std::vector<std::pair<std::string, double>> checked_settings(const std::vector<s
     names.push_back(settings.back().first);
   }
   refuse_repeats("--set", names);
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    const std::string& text = texts[i];
+    const bool word = text.ends_with("=true") || text.ends_with("=false");
+    for (OptimizerKind kind : kinds) {
+      for (const auto& spec : optimizer_info(kind).hyperparameters) {
+        if (word && spec.name == settings[i].first && spec.range != ValueRange::flag) {
+          throw UsageError("--set " + text + ": " + settings[i].first + " takes a number, not true or false; write e.g. 1e-3 or 0.9");
+        }
+      }
+    }
+  }
   for (const auto& [name, value] : settings) {
     bool read = false;
     for (OptimizerKind kind : kinds) read = read || reads_hyperparameter(kind, name);

@@ -231,9 +231,9 @@ PYTHON
     edited "$p1q" unorm.json "d['inputs']['case']['base']['hyperparameters']['max_unorm'] = '0x1p-20 0x35800000'"
     refused "unorm.json: .*8-bit states take no max_unorm; set it to 0" "$bin" replay unorm.json
     edited "$p1q" absmax.json "d['inputs']['case']['absmax'][0][0] = 'nan 0x7fc00000'"
-    refused "absmax.json: .*state 0: a block absmax must be finite and >= 0, not nan" "$bin" replay absmax.json
+    refused "absmax.json: .*state 0: a block absmax must be finite and +0 or more, not nan" "$bin" replay absmax.json
     edited "$p1q" negative.json "d['inputs']['case']['absmax'][0][0] = '-0x1p+0 0xbf800000'"
-    refused "negative.json: .*a block absmax must be finite and >= 0" "$bin" replay negative.json
+    refused "negative.json: .*a block absmax must be finite and +0 or more" "$bin" replay negative.json
     edited "$p1q" columns.json "d['inputs']['case']['base']['states'] = [['0x1p+0 0x3f800000'], ['0x1p+0 0x3f800000']]"
     refused "columns.json: .*an 8-bit case's states are its 'codes' and 'absmax'; its base's 'states' must be \[\]" "$bin" replay columns.json
     edited "$corpus/cases/P1-adam-f32-mutant.adam-eps-inside-sqrt-2bdecaf9cf6901c5.json" no-states.json "d['inputs']['case']['states'] = []"
@@ -342,6 +342,77 @@ PYTHON
     refused "finite-grad.json: .*the case's gradient holds no NaN or Inf; P9o is about a step on a non-finite gradient" \
       "$bin" replay finite-grad.json
     echo "ok: the eleventh sweep's inputs are refused, naming what is wrong"
+    ;;
+  twelfth-sweep)
+    # Saved cases edited outside their property's domain were judged: the correct cpu reported
+    # wrong, a run that checked nothing passing, a mutant's refusal counted as a kill.
+    adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"
+    edited "$adam" negative-square.json "d['inputs']['case']['states'][1][0] = '-0x1p+0 0xbf800000'"
+    refused "negative-square.json: .*element 0 of the case's state exp_avg_sq is -0x1p+0 .*; it holds squares, so P1 draws it >= 0" \
+      "$bin" replay --implementation cpu negative-square.json
+    rmsprop=$(ls "$corpus"/cases/P1-rmsprop-f32-mutant.rmsprop-uncentered-*.json)
+    edited "$rmsprop" wide-average.json "d['inputs']['case']['states'][1][0] = '-0x1p+0 0xbf800000'"
+    refused "wide-average.json: .*state grad_avg is -0x1p+0 .*; its square exceeds the square average" "$bin" replay wide-average.json
+    p2=$(ls "$corpus"/cases/P2-dynamic8-signed-f32-128-mutant.ignore-strides-*.json)
+    edited "$p2" out-stride-0.json "d['inputs']['case']['out_layout']['strides'] = [0]"
+    refused "out-stride-0.json: .*the output layout 'out_layout' reaches a storage element twice (strides \\[0\\])" \
+      "$bin" replay --implementation cpu out-stride-0.json
+    p2o=$(ls "$corpus"/cases/P2o-adam-f32-mutant.optim-ignore-strides-*.json)
+    edited "$p2o" param-stride-0.json "d['inputs']['case']['param_layout']['strides'] = [2, 0]"
+    refused "param-stride-0.json: .*the parameter's layout 'param_layout' reaches a storage element twice" "$bin" replay param-stride-0.json
+    p7=$(ls "$corpus"/cases/P7-dynamic8-signed-f32-64-mutant.stale-absmax-*.json)
+    edited "$p7" p7-nan.json "d['inputs']['values']['values'] = ['nan 0x7fc00000'] * len(d['inputs']['values']['values'])"
+    refused "p7-nan.json: .*element 0 is nan .*; P7 draws finite values; a case with NaN or Inf blocks is P9's" \
+      "$bin" replay --implementation "plugin:$faulty" p7-nan.json
+    p8=$(ls "$corpus"/cases/P8-dynamic8-signed-f32-1024-mutant.*.json | head -n 1)
+    edited "$p8" p8-off.json "d['inputs']['rounding']['enabled'] = False"
+    refused "p8-off.json: .*the case's rounding is not enabled; P8 checks stochastic rounding" "$bin" replay --implementation cpu p8-off.json
+    edited "$p8" p8-nan.json "d['inputs']['values']['values'][0] = 'nan 0x7fc00000'"
+    refused "p8-nan.json: .*element 0 is nan .*; P8 draws finite values" "$bin" replay --implementation cpu p8-nan.json
+    edited "$p8" p8-cut.json "d['inputs']['cut_blocks'] = 99999999999"
+    refused "p8-cut.json: .*cut_blocks is 99999999999; the tensor has 1 blocks" "$bin" replay --implementation cpu p8-cut.json
+    python3 - <<'PYTHON'
+import json, struct
+def bits(x): return struct.unpack("<I", struct.pack("<f", x))[0]
+json.dump([bits(i / 255.0 - 1.0) for i in range(256)], open("non-positive.json", "w"))
+PYTHON
+    refused "--map non-positive.json: .* has no code above 0, and every 8-bit state takes positive values" \
+      "$bin" check --suite optim8 --map non-positive.json --cases 1
+    # A flag written as the list writes it was "not a finite number".
+    "$bin" drift --optimizer sgd --steps 2 --elements 4 --set nesterov=true --set momentum=0.9 >out.txt 2>&1 &&
+      grep -q "nesterov=1" out.txt || { cat out.txt; fail "--set nesterov=true was not taken"; }
+    refused "--set lr=true: lr takes a number, not true or false" "$bin" drift --optimizer sgd --steps 2 --set lr=true
+    # What a review of every property's generator against its decode found accepted.
+    p9n=$(ls "$corpus"/cases/P9n-lamb-f32-mutant.*.json | head -n 1)
+    edited "$p9n" no-nan.json "d['inputs']['case']['param'][0] = '0x1p+0 0x3f800000'"
+    refused "no-nan.json: .*the case holds 0 NaN parameters; P9n steps a case with exactly one" "$bin" replay no-nan.json
+    edited "$p9n" no-decay.json "d['inputs']['case']['hyperparameters']['weight_decay'] = '0x0p+0 0x00000000'"
+    refused "no-decay.json: .*P9n steps lamb with adaptation and weight decay on" "$bin" replay --implementation cpu no-decay.json
+    edited "$p2o" two-in-one.json "c = d['inputs']['case']; c['grad_layout']['strides'] = [2, 0]; c['grad'] = ['0x1p+0 0x3f800000', '0x1p-1 0x3f000000']"
+    refused "two-in-one.json: .*grad element 1 is 0x1p-1 .* but shares storage element 0 of 'grad_layout' with element 0" \
+      "$bin" replay --implementation cpu two-in-one.json
+    p8u=$(ls "$corpus"/cases/P8u-dynamic8-signed-f32-*.json | head -n 1)
+    edited "$p8u" p8u-bf16.json "d['dtype'] = 'bf16'"
+    refused "p8u-bf16.json: .*is no bf16 value" "$bin" replay --implementation cpu p8u-bf16.json
+    edited "$p7" p7-empty.json "d['inputs']['shape'] = [0]; d['inputs']['values']['values'] = []"
+    refused "p7-empty.json: .*the case holds no values; P7 draws at least one" "$bin" replay --implementation cpu p7-empty.json
+    p7d=$(ls "$corpus"/cases/P7d-fp4-*.json | head -n 1)
+    edited "$p7d" minus-zero.json "d['inputs']['absmax']['values'] = ['-0x0p+0 0x80000000'] * len(d['inputs']['absmax']['values'])"
+    refused "minus-zero.json: .*a block absmax must be finite and +0 or more, not -0x0p+0" "$bin" replay --implementation cpu minus-zero.json
+    # What an implementation does not offer is not drawn for it: NaN inputs for one with no policy,
+    # an output dtype its dequantize declines.
+    edited "$p2" nan-input.json "i = d['inputs']['case']['input']; i['storage'] = ['nan 0x7fc00000'] * len(i['storage'])"
+    standin="$(dirname "$faulty")/libbitparity_bitsandbytes_standin.so"
+    adapter="$(dirname "$faulty")/libbitparity_bitsandbytes_plugin.so"
+    BITPARITY_BITSANDBYTES_LIBRARY="$standin" "$bin" replay --implementation "plugin:$adapter" nan-input.json >out.txt 2>&1
+    code=$?
+    [ "$code" -eq 2 ] && grep -q "INVALID: element 0 is nan .*declares no NaN and Inf policy" out.txt ||
+      { cat out.txt; fail "a NaN input for a plugin with no policy: exit $code, not refused"; }
+    "$bin" replay --implementation "plugin:$faulty" "$p7" >out.txt 2>&1
+    code=$?
+    [ "$code" -eq 2 ] && grep -q "INVALID: out_dtype f16 is one plugin:.*'s dequantize does not write; its cases use f32, bf16" out.txt ||
+      { cat out.txt; fail "an output dtype the plugin declines: exit $code, not refused"; }
+    echo "ok: the twelfth sweep's inputs are refused, naming what is wrong"
     ;;
   third-sweep)
     # What a third sweep of about 960 inputs found.

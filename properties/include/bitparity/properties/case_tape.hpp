@@ -61,6 +61,12 @@ nlohmann::json encode_input(const std::vector<std::int64_t>& value);
 void decode_input(const nlohmann::json& json, std::vector<std::int64_t>& value);
 nlohmann::json encode_input(const Layout& value);
 void decode_input(const nlohmann::json& json, Layout& value);
+// Refuses (CaseFileError "element I is nan; " + why) the first NaN or Inf of a property's values.
+void require_finite_values(const std::vector<float>& values, const std::string& why);
+// A layout an operation writes through: refuses (CaseFileError naming `what`) one that reaches a
+// storage element twice (a stride of 0, or strides that interleave), which no generator draws for an
+// output; the implementation's refusal of it would read as a failure or as a mutant's kill.
+void require_output_layout(const Layout& layout, const std::string& what);
 nlohmann::json encode_input(const LaunchConfig& value);
 void decode_input(const nlohmann::json& json, LaunchConfig& value);
 nlohmann::json encode_input(const StochasticRounding& value);
