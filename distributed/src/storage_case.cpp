@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/kernels/quantize.hpp"
 #include "bitparity/properties/case_tape.hpp"
+#include "bitparity/properties/show.hpp"
 #include "case_fields.hpp"
 
 namespace bitparity::distributed {
@@ -165,6 +167,14 @@ StorageCase decode_storage_case(const json& j) {
     throw CaseFileError(std::string("absmax: ") + error.what());
   }
   if (w.absmax.size() != blocks) throw CaseFileError("'absmax' must hold one value per block (" + std::to_string(blocks) + ")");
+  // What a quantizer stores: +0 or more, or NaN for a block that held NaN or Inf (no Inf, no negative).
+  for (std::size_t b = 0; b < w.absmax.size(); ++b) {
+    const float a = w.absmax[b];
+    if (!std::isnan(a) && (std::isinf(a) || std::signbit(a))) {
+      throw CaseFileError("absmax of block " + std::to_string(b) + " is " + properties::show_float(a) +
+                          "; a quantizer stores +0 or more, or NaN for a block that held NaN or Inf");
+    }
+  }
   if (target.grad_dtype) {
     try {
       c.adapter.adapter = properties::decode_floats(j.value("adapter", json()), target.storage_dtype, kMostAdapterElements);

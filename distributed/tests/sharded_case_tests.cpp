@@ -219,6 +219,11 @@ TEST(StorageCase, RefusesMalformedCases) {
   EXPECT_NE(refusal([](auto& j) { j["storage"][0] = "0x7e0"; }).find("4 hex digits"), std::string::npos);
   EXPECT_NE(refusal([](nlohmann::json& j) { j["numel"] = j["numel"].get<int>() + 1; }).find("is not the codes of"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["absmax"].erase(0); }).find("one value per block"), std::string::npos);
+  // A kill of a storage mutant was counted on an absmax no quantizer stores.
+  EXPECT_NE(refusal([](auto& j) { j["absmax"][0] = properties::encode_float(-1.0f); }).find("absmax of block 0 is -0x1p+0"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["absmax"][0] = properties::encode_float(INFINITY); }).find("a quantizer stores +0 or more, or NaN"),
+            std::string::npos);
+  EXPECT_EQ(refusal([](auto& j) { j["absmax"][0] = properties::encode_float(NAN); }), "accepted");
   EXPECT_NE(refusal([](auto& j) { j["blocksize"] = 100; }).find("is not a block size of nf4"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["adapter_grad"].erase(0); }).find("the same number of values"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["storage_dtype"] = "u8"; }).find("u8"), std::string::npos);  // a gradient on integer storage
