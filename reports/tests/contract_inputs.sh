@@ -404,10 +404,12 @@ PYTHON
     edited "$p2" nan-input.json "i = d['inputs']['case']['input']; i['storage'] = ['nan 0x7fc00000'] * len(i['storage'])"
     standin="$(dirname "$faulty")/libbitparity_bitsandbytes_standin.so"
     adapter="$(dirname "$faulty")/libbitparity_bitsandbytes_plugin.so"
-    BITPARITY_BITSANDBYTES_LIBRARY="$standin" "$bin" replay --implementation "plugin:$adapter" nan-input.json >out.txt 2>&1
-    code=$?
-    [ "$code" -eq 2 ] && grep -q "INVALID: element 0 is nan .*declares no NaN and Inf policy" out.txt ||
-      { cat out.txt; fail "a NaN input for a plugin with no policy: exit $code, not refused"; }
+    if [ -f "$adapter" ] && [ -f "$standin" ]; then  # the ASan subset builds neither
+      BITPARITY_BITSANDBYTES_LIBRARY="$standin" "$bin" replay --implementation "plugin:$adapter" nan-input.json >out.txt 2>&1
+      code=$?
+      [ "$code" -eq 2 ] && grep -q "INVALID: element 0 is nan .*declares no NaN and Inf policy" out.txt ||
+        { cat out.txt; fail "a NaN input for a plugin with no policy: exit $code, not refused"; }
+    fi
     "$bin" replay --implementation "plugin:$faulty" "$p7" >out.txt 2>&1
     code=$?
     [ "$code" -eq 2 ] && grep -q "INVALID: out_dtype f16 is one plugin:.*'s dequantize does not write; its cases use f32, bf16" out.txt ||
