@@ -84,6 +84,14 @@ std::vector<float> linear_map_values(bool fused_linspace) {
   return data;
 }
 
+bool CodeMap::has_positive_code() const {
+  return std::any_of(values.begin(), values.end(), [](float v) { return v > 0.0f; });
+}
+
+bool CodeMap::has_negative_code() const {
+  return std::any_of(values.begin(), values.end(), [](float v) { return v < 0.0f; });
+}
+
 const std::vector<CodeMap>& builtin_code_maps() {
   static const std::vector<CodeMap> maps = {
       {"dynamic8-signed", 8, dynamic_map_values(true, false),

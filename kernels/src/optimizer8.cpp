@@ -44,11 +44,11 @@ QuantFormat state8_map(OptimizerKind kind, int state, const std::optional<QuantF
   }
   // Every state takes positive values (a second moment has no others): a map without a positive code
   // would store each of them as its largest code, at or below 0.
-  if (std::none_of(map.values.begin(), map.values.end(), [](float v) { return v > 0.0f; })) {
+  if (!map.has_positive_code()) {
     throw Error(ErrorCode::invalid_argument, what + " takes positive values but map '" + map.name +
                                                  "' has no code above 0; give a map whose largest code is positive");
   }
-  const bool has_negative = std::any_of(map.values.begin(), map.values.end(), [](float v) { return v < 0.0f; });
+  const bool has_negative = map.has_negative_code();
   if (!nonnegative_role(spec.role) && !has_negative) {
     throw Error(ErrorCode::invalid_argument, what + " takes negative values but map '" + map.name +
                                                  "' has none; give it a signed map such as dynamic8-signed");

@@ -126,24 +126,38 @@ std::string explanation(const FormatEntry& format, const std::vector<std::uint8_
          << "'s): the block of an element is computed wrongly";
     return text.str();
   }
+  std::vector<const FormatEntry*> fitting;
   for (const FormatEntry& other : quant_registry()) {
     if (other.bits != format.bits || other.format == format.format) continue;
-    if (reference::reference_dequantize(codes, absmax, format_reference(other.format), blocksize, dtype, rounding) != actual) continue;
-    const CodeMap& mine = code_map(format.format);
-    const CodeMap& theirs = code_map(other.format);
-    std::int64_t entries = 0;
-    std::size_t first = 0;
-    for (std::size_t c = 0; c < mine.values.size(); ++c) {
-      if (float_bits(mine.values[c]) != float_bits(theirs.values[c]) && entries++ == 0) first = c;
+    if (reference::reference_dequantize(codes, absmax, format_reference(other.format), blocksize, dtype, rounding) == actual) {
+      fitting.push_back(&other);
     }
-    std::ostringstream text;
-    text << "; a map difference: every output is what map '" << other.name << "' gives, which differs from '"
-         << format.name << "' in " << entries << " entries (code " << first << ": " << show_float(theirs.values[first])
-         << " there, " << show_float(mine.values[first]) << " here)";
-    return text.str();
   }
-  if (zero_sign) return "; only the sign of zero differs: the map's zero code has the other sign in the library (a map difference)";
-  return "";
+  // Zeros of the other sign fit every map whose zero code has that sign (every map, where the
+  // absmax is 0): one is named only when it alone fits.
+  if (zero_sign) {
+    return "; only the sign of zero differs: the map's zero code has the other sign in the library (a map difference" +
+           (fitting.size() == 1 ? "; map '" + fitting.front()->name + "' gives exactly these outputs)" : std::string(")"));
+  }
+  if (fitting.empty()) return "";
+  const CodeMap& mine = code_map(format.format);
+  const CodeMap& theirs = code_map(fitting.front()->format);
+  std::int64_t entries = 0;
+  std::size_t first = 0;
+  for (std::size_t c = 0; c < mine.values.size(); ++c) {
+    if (float_bits(mine.values[c]) != float_bits(theirs.values[c]) && entries++ == 0) first = c;
+  }
+  std::ostringstream text;
+  text << "; a map difference: every output is what map '" << fitting.front()->name << "' gives";
+  // Several maps fit when the case's codes miss the entries where they differ: the case cannot tell.
+  if (fitting.size() > 1) {
+    text << " (as do";
+    for (std::size_t k = 1; k < fitting.size(); ++k) text << (k == 1 ? " '" : ", '") << fitting[k]->name << "'";
+    text << ": the case's codes do not tell them apart)";
+  }
+  text << ", which differs from '" << format.name << "' in " << entries << " entries (code " << first << ": "
+       << show_float(theirs.values[first]) << " there, " << show_float(mine.values[first]) << " here)";
+  return text.str();
 }
 
 void dequantization(const PropertyTarget& t, PropertyStats& stats) {

@@ -9,6 +9,7 @@
 
 #include "bitparity/fixtures/atomic_file.hpp"
 #include "bitparity/fixtures/file_kind.hpp"
+#include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/kernels/bits.hpp"
 #include "bitparity/kernels/code_map.hpp"
 #include "bitparity/kernels/dtype.hpp"
@@ -379,6 +380,17 @@ std::string saved_case_not_applicable_reason(const SavedCase& saved, fixtures::I
   const PropertyDef& property = saved_case_property(saved);
   const PropertyTarget target = make_target(property, saved_case_target(saved), &iut, &baseline, saved.blocksize);
   if (std::string reason = not_applicable_reason(property, target); !reason.empty()) return reason;
+  // A mutant that does not alter the case's entry runs the correct kernels there: it could only
+  // "survive", which would say nothing about the case.
+  if (const fixtures::ImplementationId id = fixtures::parse_implementation_id(iut.name()); id.kind == fixtures::ImplementationKind::mutant) {
+    const fixtures::MutantInfo* mutant = fixtures::find_mutant(id.name);
+    if (mutant != nullptr && !mutant->alters(property.suite, saved.entry)) {
+      std::string altered;
+      for (const std::string& entry : mutant->entries) altered += (altered.empty() ? "" : ", ") + entry;
+      return iut.name() + " alters " + std::string(fixtures::suite_name(mutant->suite)) + (altered.empty() ? "" : " " + altered) +
+             " only, not this case's " + std::string(fixtures::suite_name(property.suite)) + (saved.entry.empty() ? "" : " " + saved.entry);
+    }
+  }
   // Every call of the case (P14 makes three, on other targets too) must be one the implementation
   // takes: a quantize drawn with stochastic rounding (a plugin offers none), a map, dtype or optimizer
   // it declines. There the case is not applicable, as its row would be, not a refusal of a valid case.
@@ -391,6 +403,17 @@ std::string saved_case_not_applicable_reason(const SavedCase& saved, fixtures::I
       if (on == nullptr) on = member(call, {"base", "hyperparameters", "optimizer"});
       if (std::string(name) != "case" && on != nullptr && on->is_string()) reason += " (its call " + std::string(name) + ": " + on->get<std::string>() + ")";
       return reason;
+    }
+  }
+  // P7's output dtype is an input of its own, its map the target's.
+  if (const json* out = member(saved.recorded.inputs, {"out_dtype"}); out != nullptr && out->is_string() && target.format != nullptr) {
+    try {
+      if (std::string reason = iut.declines(fixtures::OperationFamily::dequantize, target.format->format, parse_dtype(out->get<std::string>()));
+          !reason.empty()) {
+        return reason;
+      }
+    } catch (const Error&) {
+      // An unknown dtype name: the case decoder refuses it with the field's name.
     }
   }
   return "";

@@ -41,6 +41,14 @@ std::string plain_parse_error(const std::string& text) {
   static const std::regex repeated("^(--[A-Za-z0-9-]+): At Most 1 required but received ([0-9]+)$");
   std::smatch match;
   if (std::regex_match(text, match, repeated)) return match[1].str() + " given " + match[2].str() + " times; give it once";
+  // CLI11 names its type ("1 required INT:INT in [1, 100000000] missing"): say what is missing.
+  static const std::regex missing("^(--[A-Za-z0-9-]+): [0-9]+ required .* missing$");
+  if (std::regex_match(text, match, missing)) return match[1].str() + " needs a value; give one after it";
+  // An empty value (`--cases=`, or the option last but one) takes the next option as its value.
+  static const std::regex option_as_value("^(--[A-Za-z0-9-]+): (.*), got '(--?[A-Za-z][A-Za-z0-9-]*)'$");
+  if (std::regex_match(text, match, option_as_value)) {
+    return match[1].str() + " was given no value (the next word, " + match[3].str() + ", is an option); " + match[1].str() + " " + match[2].str();
+  }
   return text;
 }
 

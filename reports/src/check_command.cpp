@@ -90,9 +90,7 @@ std::vector<std::string> expand_devices(const std::vector<std::string>& device_v
     }
     const fixtures::ImplementationId id = fixtures::parse_implementation_id(device);
     if (id.kind == fixtures::ImplementationKind::mutant) {
-      const auto& catalogue = fixtures::mutant_catalogue();
-      const bool known = std::any_of(catalogue.begin(), catalogue.end(), [&](const auto& m) { return m.name == id.name; }) ||
-                         find_rank_mutant(id.name) != nullptr;
+      const bool known = fixtures::find_mutant(id.name) != nullptr || find_rank_mutant(id.name) != nullptr;
       if (!known) throw UsageError("unknown mutant '" + id.name + "'; `bitparity list` names the catalogued mutants");
       throw UsageError(device + " is a mutant; check runs cpu, cuda:N, all or plugin:PATH, and mutants run with `bitparity mutants --only " +
                        id.name + "`");
@@ -245,7 +243,7 @@ CheckOptions resolve_check_selection(const CheckCommand& command, bool& asked_al
                        "-bit map and the 8-bit optimizers' states take 8-bit maps; add --suite quant to check the map itself");
     }
     if (!for_states) continue;
-    if (std::none_of(map.values.begin(), map.values.end(), [](float v) { return v > 0.0f; })) {
+    if (!map.has_positive_code()) {
       // Every 8-bit state takes positive values: such a map is checked in quant only, or refused.
       if (!suites_named) continue;
       throw UsageError("--map " + spec + ": '" + map.name + "' has no code above 0, and every 8-bit state takes positive " +

@@ -169,12 +169,13 @@ std::vector<CheckRow> run_check(const std::vector<PlannedRow>& plan, const Check
       row.informative_cases += result.stats.informative;
       row.elements += result.stats.elements;
       row.ill_conditioned += result.stats.ill_conditioned;
-      row.violations += result.passed ? 0 : std::max<std::int64_t>(1, result.stats.violations);
       row.max_error_over_bound = std::max(row.max_error_over_bound, result.stats.max_error_over_bound);
       row.seconds += result.seconds;
       row.incomplete = row.incomplete || result.stats.incomplete;
       if (!result.passed && row.passed) {
         row.passed = false;
+        // The first failing case's, as the table's header says; a refusal or a failed call is one.
+        row.violations = std::max<std::int64_t>(1, result.stats.violations);
         row.counterexample = result.counterexample;
         row.failing_block_size = blocksize;
         row.replay_cases = result.replay_cases;

@@ -207,7 +207,7 @@ QuantFormat resolve_code_map(const std::string& spec) {
 }
 
 std::optional<QuantFormat>& state_map_slot(StateMaps& maps, const CodeMap& map) {
-  const bool has_negative = std::any_of(map.values.begin(), map.values.end(), [](float v) { return v < 0.0f; });
+  const bool has_negative = map.has_negative_code();
   return has_negative ? maps.signed_states : maps.nonnegative_states;
 }
 
@@ -224,7 +224,7 @@ StateMaps state_maps_option(const std::vector<std::string>& specs) {
       throw UsageError("--map " + spec + ": '" + map.name + "' is a " + std::to_string(map.bits) +
                        "-bit map; 8-bit optimizer states take 8-bit maps");
     }
-    if (std::none_of(map.values.begin(), map.values.end(), [](float v) { return v > 0.0f; })) {
+    if (!map.has_positive_code()) {
       throw UsageError("--map " + spec + ": '" + map.name + "' has no code above 0, and every 8-bit state takes positive "
                        "values; give a map whose largest code is positive");
     }

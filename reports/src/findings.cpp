@@ -62,8 +62,8 @@ Class classify(const CheckRow& row, bool takes_strided) {
   if (has(text, ", exact ") && has(text, " absmax ")) return {"wrong absmax", "a block's absmax is not the exact max |x|"};
   if (has(text, "a map difference")) {
     return {"map difference",
-            "the codes dequantize to another map's values than the declared one (the counterexample names the map and "
-            "the entries that differ)"};
+            "the codes dequantize to another map's values than the declared one (the counterexample names the maps that "
+            "fit and the entries that differ, or says that only the sign of zero differs)"};
   }
   if (has(text, "; another block's absmax:")) {
     return {"another block's absmax",

@@ -13,10 +13,7 @@ namespace {
 const fixtures::MutantInfo* mutant_of(const std::string& implementation) {
   const fixtures::ImplementationId id = fixtures::parse_implementation_id(implementation);
   if (id.kind != fixtures::ImplementationKind::mutant) return nullptr;
-  for (const auto& mutant : fixtures::mutant_catalogue()) {
-    if (mutant.name == id.name) return &mutant;
-  }
-  return nullptr;
+  return fixtures::find_mutant(id.name);
 }
 
 }  // namespace

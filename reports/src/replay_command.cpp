@@ -242,6 +242,11 @@ int run_replay_command(const ReplayCommand& command) {
         as_expected = outcome.passed;
         held += as_expected ? 1 : 0;
       }
+      // check counts such a case as not informative; a replay says so too, or "holds" overstates it.
+      if (outcome.passed && outcome.stats.informative == 0) {
+        verdict += " (not informative: the case has no elements, or lr 0, so no element could have been wrong)";
+        entry["informative"] = false;
+      }
       entry["passed"] = outcome.passed;
       if (!outcome.passed) entry["violation"] = outcome.violation;
     } catch (const properties::CaseFileError& error) {

@@ -178,6 +178,25 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
   // The gate compares the same deterministic runs: figures of other settings would differ anyway.
   if (!baseline.at("settings").is_object()) malformed("'settings' is not an object");
   const nlohmann::json& before = baseline.at("settings");
+  // A complete report ran every drift run again on each device its settings name: a device with
+  // fewer parity runs is an edited or truncated baseline, whatever its drift says.
+  if (const nlohmann::json devices = before.value("devices", nlohmann::json::array()); devices.is_array() && !devices.empty()) {
+    const nlohmann::json* runs = nullptr;
+    if (baseline.contains("device_parity") && baseline.at("device_parity").is_object() && baseline.at("device_parity").contains("runs")) {
+      runs = &baseline.at("device_parity").at("runs");
+    }
+    if (runs == nullptr || !runs->is_array()) malformed("its settings name devices, and it has no list of 'device_parity' 'runs'");
+    for (const auto& device : devices) {
+      if (!device.is_string()) malformed("'settings' 'devices' holds " + device.dump() + ", not a device name");
+      const auto on_device = std::count_if(runs->begin(), runs->end(), [&](const nlohmann::json& run) {
+        return run.is_object() && run.value("device", nlohmann::json()) == device;
+      });
+      if (static_cast<std::size_t>(on_device) != baseline.at("drift").size()) {
+        malformed("its settings name device " + device.get<std::string>() + ", and 'device_parity' holds " + std::to_string(on_device) +
+                  " runs on it, not one per drift run (" + std::to_string(baseline.at("drift").size()) + ")");
+      }
+    }
+  }
   for (const auto& [key, now] : settings.items()) {
     if (before.value(key, nlohmann::json()) != now) {
       throw UsageError("--baseline " + path + " was made with " + key + " " + before.value(key, nlohmann::json()).dump() + ", this run has " +

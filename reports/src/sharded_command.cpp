@@ -294,6 +294,7 @@ void check_rank_case_arguments(const std::vector<std::string>& arguments, bool w
     throw UsageError(std::string("the `sharded` command does not take them: ") + error.what());
   }
   if (with_case) check_options_beside_case(parsed);
+  state_maps_option(parsed.maps);  // a 4-bit map or a missing file: refused here, not by the ranks
 }
 
 std::string ShardedRowPlan::entry() const {
@@ -549,6 +550,16 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
     std::erase_if(plan.rows, [](const ShardedRowPlan& row) { return row.property != "P6"; });
   }
   if (plan.rows.empty()) {
+    // Targets no chosen property runs: say which option, not the layouts.
+    std::string chosen_properties;
+    for (const std::string& p : properties) chosen_properties += (chosen_properties.empty() ? "" : ", ") + p;
+    if (!command.formats.empty() && !wanted_property("P2r") && !wanted_property("P10")) {
+      throw UsageError("--format names quantization formats, and " + chosen_properties +
+                       " step optimizers only; give --optimizer, or add --property P2r or P10");
+    }
+    if (!command.optimizers.empty() && !wanted_property("P2r") && !wanted_property("P6") && !wanted_property("P11")) {
+      throw UsageError("--optimizer names optimizers, and P10 stores quantization formats only; give --format, or add --property P6, P11 or P2r");
+    }
     throw UsageError("the options select no rows: P6 steps optimizers in layouts zero-1/2, zero-3 and per-parameter; "
                      "P2r runs every entry point in layout chunk+all_gather; P10 stores formats in layouts fsdp1-flat and fsdp2-dim0");
   }

@@ -491,8 +491,12 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
       rows_written = now;
     }
   }
-  world.communicator().barrier();
   const std::string stop_reason = interrupted() ? interrupt_name() : "a signal to another rank";
+  // The file first: after its own signal mpirun ends the ranks about a second later, and what is
+  // printed after that is lost anyway.
+  std::string written;
+  if (lead && !command.json.empty()) written = write_results_document(command.json, rows_document(!stopped, stopped ? stop_reason : ""));
+  world.communicator().barrier();
   if (lead) {
     for (const ShardedRow& row : rows) {
       if (row.wrong() == 0) continue;
@@ -507,8 +511,8 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
                               .c_str()
                         : "");
     if (!plan.hunted_mutant.empty()) std::printf("mutant %s: %s\n", plan.hunted_mutant.c_str(), total_wrong > 0 ? "killed" : "SURVIVED");
+    if (!written.empty()) std::printf("results: %s\n", printable_text(written).c_str());
     std::fflush(stdout);
-    if (!command.json.empty()) write_results_document(command.json, rows_document(!stopped, stopped ? stop_reason : ""));
   }
   // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
   if (stopped) return interrupted() ? interrupted_exit_code() : 128 + SIGTERM;

@@ -138,6 +138,9 @@ edited negative-ratio 'r["check"]["rows"][0]["max_error_over_bound"] = -0.5'
 refused "'max_error_over_bound' is -0.5, not a figure of at least 0" "$work/negative-ratio.json"
 edited text-cases 'r["check"]["rows"][0]["cases"] = "7"'
 refused "'cases' is \"7\", not a count" "$work/text-cases.json"
+# A baseline naming a device it holds no parity runs for passed the gate without a word.
+edited claimed-device 'r["settings"]["devices"] = ["cuda:0"]; r["device_parity"]["runs"] = []'
+refused "its settings name device cuda:0, and 'device_parity' holds 0 runs on it, not one per drift run" "$work/claimed-device.json"
 edited other-property-id 'r["check"]["rows"][0]["property_id"] = "P99"'
 refused "'property_id' \"P99\" is not its property" "$work/other-property-id.json"
 edited no-steps 'del r["drift"][1]["steps"]'

@@ -16,6 +16,11 @@ struct CodeMap {
   int bits = 8;              // 8 (one byte per code) or 4 (two codes per byte)
   std::vector<float> values;  // 2^bits values, indexed by code
   std::string provenance;    // where the values come from, one line
+
+  // What 8-bit optimizer states need of a map: every state takes positive values, and the signed
+  // ones (momenta) negative values too.
+  bool has_positive_code() const;
+  bool has_negative_code() const;
 };
 
 // The built-in maps, in QuantFormat order (the named enumerators).
