@@ -38,7 +38,7 @@ ResumeTally run_resume_parity(const ShardedConfig& config, const ResumeCase& res
   const int rank = everyone.rank();
   ResumeTally tally;
   tally.from_rank_shards = resume.save_world == resume.load_world;
-  std::string refusal;
+  std::string refusal, not_written;
   UnshardedOptimizer unsharded(config);
   for (std::int64_t step = 1; step <= resume.steps_before; ++step) unsharded.step(step);
   set_activity("P11: saving on " + std::to_string(resume.save_world) + " ranks");
@@ -47,10 +47,13 @@ ResumeTally run_resume_parity(const ShardedConfig& config, const ResumeCase& res
       ShardedOptimizer sharded(config, *saving, before);
       for (std::int64_t step = 1; step <= resume.steps_before; ++step) sharded.step(step);
       save_checkpoint(sharded, folder, fault);
+    } catch (const fixtures::WriteFailure& e) {
+      not_written = e.what();
     } catch (const std::exception& e) {
       refusal = std::string("saving on ") + std::to_string(resume.save_world) + " ranks: " + e.what();
     }
   }
+  if (everyone.all_reduce_any(!not_written.empty())) throw CheckpointNotWritten(not_written, !not_written.empty());
   if (everyone.all_reduce_any(!refusal.empty())) {  // nothing to load: the case counts as refused
     tally.refused = everyone.all_reduce_sum(refusal.empty() ? 0 : 1);
     tally.parity.first_wrong = refusal;

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <new>
 #include <regex>
+#include <sstream>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,6 +42,16 @@ std::string plain_parse_error(const std::string& text) {
   static const std::regex repeated("^(--[A-Za-z0-9-]+): At Most 1 required but received ([0-9]+)$");
   std::smatch match;
   if (std::regex_match(text, match, repeated)) return match[1].str() + " given " + match[2].str() + " times; give it once";
+  // CLI11 lists the words it did not take last first ("sp.json --json"): in the order given.
+  static const std::regex not_expected("^The following arguments? (?:was|were) not expected: (.*)$");
+  if (std::regex_match(text, match, not_expected)) {
+    std::istringstream words(match[1].str());
+    std::vector<std::string> given;
+    for (std::string word; words >> word;) given.insert(given.begin(), word);
+    std::string listed;
+    for (const std::string& word : given) listed += (listed.empty() ? "" : " ") + word;
+    return (given.size() == 1 ? "this word is not an option or value the command takes: " : "these words are not options or values the command takes: ") + listed;
+  }
   // CLI11 names its type ("1 required INT:INT in [1, 100000000] missing"): say what is missing.
   static const std::regex missing("^(--[A-Za-z0-9-]+): [0-9]+ required .* missing$");
   if (std::regex_match(text, match, missing)) return match[1].str() + " needs a value; give one after it";

@@ -429,7 +429,7 @@ int run_fuzz_command(const FuzzCommand& command) {
                                      {"first_visit", options.first_visit},
                                      {"next_visit", totals.next_visit},
                                      {"wall_seconds", totals.wall_seconds},
-                                     {"complete", !interrupted()},
+                                     {"complete", !interrupted() && !totals.cut_short},
                                      {"total", tally_json(totals.all)},
                                      {"suites", suites},
                                      {"properties", properties_json},

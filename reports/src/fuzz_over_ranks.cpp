@@ -121,6 +121,8 @@ Selection resolve_selection(const FuzzCommand& command) {
     one.properties = {property};
     try {
       if (!plan_sharded(one).rows.empty()) selection.properties.push_back(property);
+    } catch (const NoRowTheMutantAlters&) {
+      // The mutant alters none of this property's rows: it is not fuzzed there.
     } catch (const UsageError&) {
       if (fault == nullptr) throw;
     }

@@ -204,6 +204,11 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
           const std::int64_t next = worker.last_start.value("visit", std::int64_t{0}) + options.jobs;
           worker.position = next;  // the visit that crashed is a finding, not redone
           start_worker(worker, worker_arguments(worker.index, next - worker.index, options.budget_seconds - elapsed()));
+        } else if (elapsed() < options.budget_seconds) {
+          // Its share of the budget was not spent (a library loaded in-process crashed, which ends
+          // the worker with exit 5): the campaign did not run whole.
+          totals.cut_short = true;
+          totals.stop_reasons.push_back("worker " + std::to_string(worker.index) + " ended early");
         }
       }
     }

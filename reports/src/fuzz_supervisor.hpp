@@ -27,6 +27,7 @@ struct FuzzTotals {
   std::int64_t next_visit = 0;           // after the last visit any worker started
   std::int64_t new_cases = 0;            // corpus files added by this run
   std::vector<std::string> stop_reasons;
+  bool cut_short = false;  // a worker ended before its budget and was not started again
   double wall_seconds = 0.0;
 };
 

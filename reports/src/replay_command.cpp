@@ -9,6 +9,7 @@
 
 #include "bitparity/fixtures/plugin_notes.hpp"
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/kernels/errors.hpp"
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/saved_case.hpp"
@@ -22,6 +23,7 @@
 #include "bitparity/reports/version.hpp"
 #include "rank_case.hpp"
 #include "rank_mutants.hpp"
+#include "sharded_plan.hpp"
 #include "temporary_folder.hpp"
 
 #ifndef BITPARITY_HAS_MPI
@@ -60,11 +62,23 @@ RankOutcome replay_over_ranks(const RankCase& saved, const std::string& implemen
           "build again",
           false, true};
 #endif
-  if (implementation.starts_with("cuda:")) {
+  // The case's own devices too: its arguments may resume on one (--resume-implementation cuda:0)
+  // or run one rank there (--rank-implementation 1=cuda:0).
+  std::vector<std::string> devices{implementation};
+  for (const std::string& word : saved.arguments) devices.push_back(word.substr(word.find('=') == std::string::npos ? 0 : word.find('=') + 1));
+  for (const std::string& device : devices) {
+    if (!device.starts_with("cuda:")) continue;
     try {
-      fixtures::make_implementation(implementation);
+      fixtures::make_implementation(device);
     } catch (const Error& error) {
       return {"skipped: " + error.message(), false, true};
+    }
+  }
+  if (implementation.starts_with("mutant:")) {
+    const fixtures::MutantInfo* mutant = fixtures::find_mutant(implementation.substr(7));
+    if (mutant != nullptr && !mutant_alters_row(*mutant, saved.entry, saved.target)) {
+      entry["skipped"] = "not applicable: " + implementation + " does not alter this case's " + saved.entry + " " + saved.target;
+      return {"skipped: " + entry["skipped"].get<std::string>(), false, true};
     }
   }
   const RankReplay replay =
@@ -213,6 +227,7 @@ int run_replay_command(const ReplayCommand& command) {
   fixtures::print_plugin_notes();
   nlohmann::json results = nlohmann::json::array();
   std::int64_t held = 0, kills = 0, unexpected = 0, skipped = 0, invalid = 0;
+  std::int64_t not_applicable = 0;  // of the skipped: the rest lacked their device
   for (const auto& [path, saved] : cases) {
     if (interrupted()) break;
     const std::string implementation = command.implementation.empty() ? saved.implementation : command.implementation;
@@ -231,7 +246,7 @@ int run_replay_command(const ReplayCommand& command) {
         // Another implementation than the case's may not offer what the case calls (a plugin and a
         // stochastic-rounding case): skipped, as check's rows there are not applicable.
         verdict = "skipped: not applicable: " + outcome.not_applicable_reason;
-        ++skipped;
+        ++skipped, ++not_applicable;
         entry["skipped"] = "not applicable: " + outcome.not_applicable_reason;
       } else if (is_mutant) {
         verdict = outcome.passed ? "SURVIVES: the case no longer fails on " + implementation : "kills " + implementation;
@@ -286,6 +301,7 @@ int run_replay_command(const ReplayCommand& command) {
     }
     if (outcome.skipped) {
       ++skipped;
+      not_applicable += outcome.verdict.starts_with("skipped: not applicable") ? 1 : 0;
       entry["skipped"] = outcome.verdict;
     } else if (outcome.as_expected) {
       (implementation.starts_with("mutant:") ? kills : held) += 1;
@@ -313,15 +329,19 @@ int run_replay_command(const ReplayCommand& command) {
     return exit_bad_input;
   }
   if (unexpected > 0) return exit_failed;
-  if (skipped > 0 && require_gpu) {
-    print_error(std::to_string(skipped) + " case" + (skipped == 1 ? "" : "s") +
+  if (skipped > not_applicable && require_gpu) {
+    print_error(std::to_string(skipped - not_applicable) + " case" + (skipped - not_applicable == 1 ? "" : "s") +
                 " skipped for want of a usable GPU, which BITPARITY_REQUIRE_GPU requires; run them where one is");
     return exit_gpu_missing;
   }
   // The rule of check and fuzz: a replay whose every case was skipped checked nothing.
   if (held + kills == 0 && skipped > 0) {
-    print_error("every case was skipped (" + std::to_string(skipped) + ", for want of their device), so nothing was checked; "
-                "replay them where the device is, or with --implementation cpu");
+    print_error(not_applicable == skipped
+                    ? "every case was skipped (" + std::to_string(skipped) + ", not applicable to the implementation), so nothing was "
+                      "checked; replay them on an implementation they apply to"
+                    : "every case was skipped (" + std::to_string(skipped) + ", for want of their device" +
+                          (not_applicable > 0 ? " or not applicable" : "") +
+                          "), so nothing was checked; replay them where the device is, or with --implementation cpu");
     return exit_failed;
   }
   return exit_passed;

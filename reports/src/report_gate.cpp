@@ -199,7 +199,10 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
   }
   for (const auto& [key, now] : settings.items()) {
     if (before.value(key, nlohmann::json()) != now) {
-      throw UsageError("--baseline " + path + " was made with " + key + " " + before.value(key, nlohmann::json()).dump() + ", this run has " +
+      const nlohmann::json then = before.value(key, nlohmann::json());
+      // "1" and 1 print alike to a reader: say which is a text.
+      const std::string kind = then.is_string() != now.is_string() ? std::string(" (a ") + then.type_name() + ")" : "";
+      throw UsageError("--baseline " + path + " was made with " + key + " " + then.dump() + kind + ", this run has " +
                        now.dump() + ": the gate compares the same runs; rerun with the baseline's settings, or make a new baseline");
     }
   }

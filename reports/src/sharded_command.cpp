@@ -329,6 +329,34 @@ std::string ShardedPlan::implementation_of(int rank) const {
   return found == rank_implementations.end() ? implementation : found->second;
 }
 
+bool mutant_alters_row(const fixtures::MutantInfo& mutant, const std::string& entry, const std::string& target) {
+  if (entry == "fp32 step") return mutant.alters(fixtures::Suite::optim32, target);
+  if (entry == "8-bit step") return mutant.alters(fixtures::Suite::optim8, target);
+  if (entry == "convert") return mutant.alters(fixtures::Suite::conversions, "");
+  // P10's target is "FORMAT@STORAGE", with "+grad DTYPE" when its adapter steps too: then any
+  // mutant may reach it.
+  if (entry == "storage" && target.find("+grad") != std::string::npos) return true;
+  return mutant.alters(fixtures::Suite::quant, target.substr(0, target.find('@')));
+}
+
+namespace {
+
+// A row the hunted mutant:NAME does not alter runs the correct kernels: there it could only
+// "survive", which says nothing. Such rows are left out; none left is bad input.
+void drop_rows_the_mutant_does_not_alter(ShardedPlan& plan) {
+  if (!plan.hunted_mutant.starts_with("mutant:")) return;
+  const fixtures::MutantInfo* mutant = fixtures::find_mutant(plan.hunted_mutant.substr(7));
+  if (mutant == nullptr) return;
+  std::erase_if(plan.rows, [&](const ShardedRowPlan& row) { return !mutant_alters_row(*mutant, row.entry(), row.target()); });
+  if (!plan.rows.empty()) return;
+  std::string altered = std::string(fixtures::suite_name(mutant->suite));
+  for (std::size_t k = 0; k < mutant->entries.size(); ++k) altered += (k == 0 ? " " : ", ") + mutant->entries[k];
+  throw NoRowTheMutantAlters(plan.hunted_mutant + " alters " + altered + " only, and no selected row runs that" +
+                   (plan.case_file.empty() ? "; select its rows (--optimizer, --format, --states, --property)" : " (the --case file's row)"));
+}
+
+}  // namespace
+
 ShardedPlan plan_sharded(const ShardedCommand& command) {
   ShardedPlan plan;
   plan.communicator = as_usage_error([](const std::string& name) { return distributed::parse_communicator_kind(name); })(
@@ -625,6 +653,7 @@ ShardedPlan plan_sharded(const ShardedCommand& command) {
       std::none_of(plan.rows.begin(), plan.rows.end(), [](const ShardedRowPlan& row) { return row.property == "P10"; })) {
     throw UsageError("--mutant " + command.mutant + " is a fault of quantized storage, which only P10 runs; add --property P10");
   }
+  drop_rows_the_mutant_does_not_alter(plan);
   return plan;
 }
 
@@ -712,6 +741,15 @@ int run_sharded_command(const ShardedCommand& command) {
     return command.findings_exit_zero && code == exit_failed ? exit_passed : code;
   } catch (const WriteError&) {
     throw;  // rank 0's --json could not be written: exit 3, after every rank finished its rows
+  } catch (const distributed::CheckpointNotWritten& e) {
+    // Every rank is here: those whose write failed say why, then all end with exit 3.
+    if (e.here) {
+      print_error("rank " + std::to_string(world.rank()) + ": a P11 checkpoint could not be written: " + e.what() +
+                  "; the run stopped there (make room under --checkpoint-dir or TMPDIR and run it again)");
+      std::fflush(stderr);
+    }
+    world.mpi_communicator().barrier();
+    return exit_write_failed;
   } catch (const std::exception& e) {
     distributed::rank_failed(e.what(), exit_run_error);  // ends every rank, naming this one
   }

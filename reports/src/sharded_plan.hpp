@@ -19,8 +19,10 @@
 #include "bitparity/distributed/storage_parity.hpp"
 #include "bitparity/distributed/sharded_optimizer.hpp"
 #include "bitparity/fixtures/implementation.hpp"
+#include "bitparity/fixtures/mutants.hpp"
 #include "bitparity/fixtures/operation_family.hpp"
 #include "bitparity/reports/commands.hpp"
+#include "bitparity/reports/errors.hpp"
 
 namespace bitparity::reports {
 
@@ -66,6 +68,16 @@ struct ShardedPlan {
   std::string case_file;
   int case_world = 0;  // --case: the world size it was saved on
   std::string implementation_of(int rank) const;
+};
+
+// Whether an implementation's mutant alters what a row over ranks runs, from the row's entry() and
+// target() (as a saved case names them): a row it does not alter could only see it "survive".
+bool mutant_alters_row(const fixtures::MutantInfo& mutant, const std::string& entry, const std::string& target);
+
+// plan_sharded's refusal when the hunted mutant:NAME alters none of the selected rows.
+class NoRowTheMutantAlters : public UsageError {
+ public:
+  using UsageError::UsageError;
 };
 
 ShardedPlan plan_sharded(const ShardedCommand& command);

@@ -444,6 +444,17 @@ d['inputs']['codes'] = [8] * len(d['inputs']['codes'])"
     code=$?
     [ "$code" -eq 1 ] && grep -q "only the sign of zero differs" out.txt && ! grep -q "what map" out.txt ||
       { cat out.txt; fail "a zero-sign difference at absmax 0: exit $code"; }
+    # A library loaded in-process that crashes ended its fuzz worker, and the campaign wrote itself
+    # complete, with 0 visits, over an earlier complete file. It is a partial campaign: beside it.
+    "$bin" fuzz --implementation "plugin:$faulty" --property P7 --format nf4 --visits 1 --corpus fz --json fz.json >out.txt 2>&1
+    [ -f fz.json ] && cp fz.json fz-before.json || { cat out.txt; fail "the first fuzz run wrote no results"; }
+    BITPARITY_FAULTY_PLUGIN_CRASHES=abort BITPARITY_PLUGIN_IN_PROCESS=1 "$bin" fuzz --implementation "plugin:$faulty" --property P7 \
+      --format dynamic8-signed --budget 20s --corpus fz2 --json fz.json >out.txt 2>&1
+    code=$?
+    cmp -s fz.json fz-before.json && [ -f fz.partial.json ] &&
+      python3 -c "import json; d = json.load(open('fz.partial.json')); assert d['complete'] is False" &&
+      grep -q "results: fz.partial.json" out.txt && ! grep -q "results are lost" out.txt ||
+      { cat out.txt; fail "fuzz after an in-process crash: exit $code"; }
     echo "ok: the thirteenth sweep's inputs are handled, each with a clear line"
     ;;
   third-sweep)
@@ -527,6 +538,23 @@ PYTHON
         { cat out.txt; fail "a replay that skipped every case: exit $code"; }
     fi
     echo "ok: the third sweep's inputs are refused, not crashed on, hung on or run"
+    ;;
+  thirteenth-sweep-over-ranks)
+    # A mutant that alters none of the selected rows "SURVIVED" there (exit 1), saying nothing.
+    refused "mutant:lion-update-with-beta2 alters optim32 lion only, and no selected row runs that" \
+      "$bin" sharded --implementation mutant:lion-update-with-beta2 --property P6 --optimizer adam --states 32
+    refused "mutant:ignore-strides alters quant only, and no selected row runs that" \
+      "$bin" sharded --rank-implementation 0=mutant:ignore-strides --property P6 --optimizer adam
+    # A checkpoint the disk had no room for was a P11 failure of the implementation (exit 1).
+    # (The limit is the ranks' alone: Open MPI's own setup fails under it.)
+    mpirun -np 2 sh -c "ulimit -f 4 && exec \"$bin\" sharded --property P11 --optimizer adam --states 32 --dtype f32 --layout zero-3 \
+      --cases 1 --checkpoint-dir ckd" >out.txt 2>&1
+    code=$?
+    [ "$code" -eq 3 ] && grep -q "^error: rank 0: a P11 checkpoint could not be written: .*; the run stopped there" out.txt &&
+      ! grep -q "FAILED" out.txt || { cat out.txt; fail "a checkpoint with no room: exit $code"; }
+    # CLI11 listed the words it did not take last first.
+    refused "these words are not options or values the command takes: --json sp.json" "$bin" state-plan --optimizer sgd --size 10 --json sp.json
+    echo "ok: the thirteenth sweep's inputs over ranks are handled, each with a clear line"
     ;;
   rank-case-refusal)
     # A rank case whose arguments the ranks refuse: the replay quoted mpirun's banner of dashes, not

@@ -12,8 +12,17 @@
 #include "bitparity/distributed/checkpoint.hpp"
 #include "bitparity/distributed/mpi_world.hpp"
 #include "bitparity/distributed/rank_parity.hpp"
+#include "bitparity/fixtures/atomic_file.hpp"
 
 namespace bitparity::distributed {
+
+// A checkpoint that could not be written (a full disk, a file-size limit): the environment's failure,
+// not the implementation's. Thrown on every rank alike; `here` on the ranks whose write failed.
+class CheckpointNotWritten : public fixtures::WriteFailure {
+ public:
+  CheckpointNotWritten(const std::string& what, bool here) : fixtures::WriteFailure(what), here(here) {}
+  bool here;
+};
 
 struct ResumeCase {
   int save_world = 1, load_world = 1;
