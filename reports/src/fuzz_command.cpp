@@ -210,11 +210,13 @@ void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::si
   for (const auto& [property, tally] : totals.by_property) per_property += " " + property + ":" + std::to_string(tally.cases);
   std::printf("cases per property:%s\n", per_property.c_str());
   // The first failure of each property on each implementation in full; the others counted.
-  std::map<std::string, int> shown, not_saved;
+  std::map<std::string, int> shown, not_saved, caseless;
   for (const auto& failure : totals.failures) {
     const std::string key = failure.value("property", "?") + " on " + failure.value("implementation", "?");
     if (shown[key]++ > 0) {
       not_saved[key] += failure.contains("save_error") ? 1 : 0;
+      // A worker's crash, error or hang leaves no case: only the visit can be rerun.
+      caseless[key] += !failure.contains("file") && !failure.contains("save_error") ? 1 : 0;
       continue;
     }
     std::printf("\nFAILED %s %s on %s (visit %lld)\n  %s\n", failure.value("property", "?").c_str(),
@@ -234,11 +236,19 @@ void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::si
   for (const auto& [key, count] : shown) {
     if (count <= 1) continue;
     // A full disk saved none of them: the line said they were in the corpus.
-    const int unsaved = not_saved[key];
-    std::printf("%s failed on %d more targets (%s)\n", key.c_str(), count - 1,
-                unsaved == 0 ? "their cases are in the corpus"
-                : unsaved == count - 1 ? "their cases were NOT SAVED"
-                                       : (std::to_string(unsaved) + " of their cases were NOT SAVED").c_str());
+    const int unsaved = not_saved[key], without_case = caseless[key];
+    std::string where = unsaved == 0 ? "their cases are in the corpus"
+                        : unsaved == count - 1 ? "their cases were NOT SAVED"
+                                               : std::to_string(unsaved) + " of their cases were NOT SAVED";
+    if (without_case == count - 1) {
+      where = "a worker crashed, failed or hung on each, so they have no case; rerun their visits";
+    } else if (without_case > 0) {
+      const int saved = count - 1 - unsaved - without_case;
+      where = std::to_string(saved) + " of their cases are in the corpus" +
+              (unsaved > 0 ? ", " + std::to_string(unsaved) + " were NOT SAVED" : std::string()) + ", " +
+              std::to_string(without_case) + " have no case (a worker crashed, failed or hung): rerun their visits";
+    }
+    std::printf("%s failed on %d more targets (%s)\n", key.c_str(), count - 1, where.c_str());
   }
   // A sweep cut at its share of the budget checked a prefix: said, so a short run claims no more.
   const std::string cut = totals.all.incomplete_visits == 0

@@ -268,6 +268,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
   // The state after every round (atomically), so that a killed run resumes at the next one.
   const nlohmann::json earlier_runs = state.value("runs", nlohmann::json::array());
   bool state_warned = false;
+  std::string state_not_saved;  // the last save's error: the run then ends with exit 3, as in one process
   const auto save_state = [&](std::int64_t next_round, double seconds) {
     nlohmann::json runs = earlier_runs;
     runs.push_back({{"seed", std::to_string(seed)}, {"first_round", first_round}, {"next_round", next_round}, {"cases", all.cases},
@@ -275,8 +276,10 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
     try {
       fixtures::write_file_atomically(state_path(command.corpus).string(),
                                       json_file_text(nlohmann::json({{"schema", kStateSchema}, {"next_round", next_round}, {"runs", runs}}), 1));
+      state_not_saved.clear();
     } catch (const fixtures::WriteFailure& error) {
       if (!std::exchange(state_warned, true)) std::fprintf(stderr, "warning: the fuzz state was not saved: %s\n", error.what());
+      state_not_saved = error.what();
     }
   };
   const auto properties_count = static_cast<std::int64_t>(properties.size());
@@ -427,6 +430,17 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
     std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
+  // A failure whose case was not saved, or a state that was not, is a result lost: exit 3.
+  const auto unsaved = std::count_if(failures.begin(), failures.end(), [](const nlohmann::json& f) { return f.contains("save_error"); });
+  if (unsaved > 0) {
+    print_error(std::to_string(unsaved) + " failing case" + (unsaved == 1 ? " was" : "s were") + " not saved in " + command.corpus +
+                " (NOT SAVED above); free the disk or fix the folder, and rerun the rounds shown");
+    return exit_write_failed;
+  }
+  if (!state_not_saved.empty()) {
+    print_error("the fuzz state was not saved (" + state_not_saved + "); the next run starts where the previous state left off");
+    return exit_write_failed;
+  }
   // The rule of check and replay: a run that checked nothing does not pass.
   if (failures.empty() && all.rounds == 0) {
     print_error("no round over ranks finished within the budget of " + format_duration(budget_seconds) +

@@ -335,8 +335,11 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
   if (std::find(saved.arguments.begin(), saved.arguments.end(), "--json") != saved.arguments.end()) {
     throw UsageError(file.string() + ": \"arguments\" must not name --json (replay chooses where the rows go)");
   }
-  if (std::find(saved.arguments.begin(), saved.arguments.end(), "--checkpoint-dir") != saved.arguments.end()) {
-    throw UsageError(file.string() + ": \"arguments\" must not name --checkpoint-dir (a replay keeps its checkpoints in a temporary folder)");
+  for (const char* option : {"--checkpoint-dir", "--case"}) {
+    if (std::find(saved.arguments.begin(), saved.arguments.end(), option) != saved.arguments.end()) {
+      throw UsageError(file.string() + ": \"arguments\" must not name " + option +
+                       " (a replay keeps checkpoints in a temporary folder, and the case is the file's own)");
+    }
   }
 #if BITPARITY_HAS_MPI
   // Arguments the ranks would refuse were run, and their refusal counted as an unexpected result.

@@ -52,6 +52,15 @@ struct RankOutcome {
   bool as_expected = false, skipped = false;
 };
 
+// Why `implementation` cannot run a case over ranks ("" when it can): a mutant:NAME that does not
+// alter the case's row, where it could only "survive".
+std::string rank_case_not_applicable_reason(const RankCase& saved, const std::string& implementation) {
+  if (!implementation.starts_with("mutant:")) return "";
+  const fixtures::MutantInfo* mutant = fixtures::find_mutant(implementation.substr(7));
+  if (mutant == nullptr || mutant_alters_row(*mutant, saved.entry, saved.target)) return "";
+  return implementation + " does not alter this case's " + saved.entry + " " + saved.target;
+}
+
 // A case over ranks runs again through mpirun: on a mutant its row must fail again, on a real
 // implementation it must hold.
 RankOutcome replay_over_ranks(const RankCase& saved, const std::string& implementation, const std::string& launcher,
@@ -74,12 +83,9 @@ RankOutcome replay_over_ranks(const RankCase& saved, const std::string& implemen
       return {"skipped: " + error.message(), false, true};
     }
   }
-  if (implementation.starts_with("mutant:")) {
-    const fixtures::MutantInfo* mutant = fixtures::find_mutant(implementation.substr(7));
-    if (mutant != nullptr && !mutant_alters_row(*mutant, saved.entry, saved.target)) {
-      entry["skipped"] = "not applicable: " + implementation + " does not alter this case's " + saved.entry + " " + saved.target;
-      return {"skipped: " + entry["skipped"].get<std::string>(), false, true};
-    }
+  if (const std::string reason = rank_case_not_applicable_reason(saved, implementation); !reason.empty()) {
+    entry["skipped"] = "not applicable: " + reason;
+    return {"skipped: not applicable: " + reason, false, true};
   }
   const RankReplay replay =
       replay_rank_case(saved, implementation, launcher, folder, std::chrono::steady_clock::now() + std::chrono::minutes(10));
@@ -211,8 +217,11 @@ int run_replay_command(const ReplayCommand& command) {
   check_case_inputs(cases, *cpu);
   // The rule check and fuzz follow: a replay whose every case its implementation cannot run would
   // check nothing, so it is refused before any case runs.
-  if (rank_cases.empty()) {
+  {
     std::vector<std::string> reasons;
+    for (const auto& [path, saved] : rank_cases) {
+      reasons.push_back(rank_case_not_applicable_reason(saved, command.implementation.empty() ? saved.implementation : command.implementation));
+    }
     for (const auto& [path, saved] : cases) {
       const std::string implementation = command.implementation.empty() ? saved.implementation : command.implementation;
       try {

@@ -155,10 +155,21 @@ std::string partial_result_path(const std::string& path) {
 }
 
 bool holds_complete_result(const std::string& path) {
-  static std::map<std::string, bool> known;
-  if (const auto found = known.find(path); found != known.end()) return found->second;
-  bool complete = false;
+  // Read again whenever the file changed since it was last read: another run may have finished it
+  // while this one wrote its rows along the way (once a second, so the rows are not read each time).
+  struct Seen {
+    fs::file_time_type modified;
+    std::uintmax_t size = 0;
+    bool complete = false;
+  };
+  static std::map<std::string, Seen> known;
   std::error_code error;
+  const fs::file_time_type modified = fs::last_write_time(path, error);
+  const std::uintmax_t size = error ? 0 : fs::file_size(path, error);
+  if (const auto found = known.find(path); found != known.end() && !error && found->second.modified == modified && found->second.size == size) {
+    return found->second.complete;
+  }
+  bool complete = false;
   if (fs::is_regular_file(path, error) && fs::file_size(path, error) <= (std::uintmax_t{1} << 30) && !error) {
     try {
       std::ifstream in(path, std::ios::binary);
@@ -169,7 +180,9 @@ bool holds_complete_result(const std::string& path) {
       complete = false;  // not a results document: replacing it loses no result
     }
   }
-  return known[path] = complete;
+  if (error) return complete;  // no file (yet): nothing to keep
+  known[path] = {modified, size, complete};
+  return complete;
 }
 
 std::string write_results_document(const std::string& path, const nlohmann::json& document) {

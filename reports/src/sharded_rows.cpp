@@ -445,6 +445,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     return document;
   };
   auto rows_written = std::chrono::steady_clock::now();  // when rank 0 last wrote the rows along the way
+  bool along_the_way_failed = false;                     // rank 0 could not (a full disk): not tried again
   for (const ShardedRowPlan& p : plan.rows) {
     // Every rank stops before the same row: a signal may reach one rank only (a kill of its pid).
     if (world.communicator().all_reduce_any(interrupted())) {
@@ -486,16 +487,29 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     // At most once a second: the document holds every row so far, and rewriting it after each of a
     // thousand rows made a run five times slower (quadratic in the rows, one fsync each).
     const auto now = std::chrono::steady_clock::now();
-    if (lead && !command.json.empty() && rows.size() < plan.rows.size() && (rows.size() == 1 || now - rows_written >= std::chrono::seconds(1))) {
-      write_results_document(command.json, rows_document(false, ""));
+    if (lead && !command.json.empty() && !along_the_way_failed && rows.size() < plan.rows.size() &&
+        (rows.size() == 1 || now - rows_written >= std::chrono::seconds(1))) {
+      // Rank 0 alone writes: a failure here must not leave the loop, or the other ranks wait for it
+      // in their next collective. The file is written again at the end, where a failure is exit 3.
+      try {
+        write_results_document(command.json, rows_document(false, ""));
+      } catch (const WriteError&) {
+        along_the_way_failed = true;
+      }
       rows_written = now;
     }
   }
   const std::string stop_reason = interrupted() ? interrupt_name() : "a signal to another rank";
   // The file first: after its own signal mpirun ends the ranks about a second later, and what is
   // printed after that is lost anyway.
-  std::string written;
-  if (lead && !command.json.empty()) written = write_results_document(command.json, rows_document(!stopped, stopped ? stop_reason : ""));
+  std::string written, not_written;
+  if (lead && !command.json.empty()) {
+    try {
+      written = write_results_document(command.json, rows_document(!stopped, stopped ? stop_reason : ""));
+    } catch (const WriteError& e) {
+      not_written = e.what();  // exit 3 once every rank is past the barrier
+    }
+  }
   world.communicator().barrier();
   if (lead) {
     for (const ShardedRow& row : rows) {
@@ -513,6 +527,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     if (!plan.hunted_mutant.empty()) std::printf("mutant %s: %s\n", plan.hunted_mutant.c_str(), total_wrong > 0 ? "killed" : "SURVIVED");
     if (!written.empty()) std::printf("results: %s\n", printable_text(written).c_str());
     std::fflush(stdout);
+    if (!not_written.empty()) throw WriteError(not_written);
   }
   // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
   if (stopped) return interrupted() ? interrupted_exit_code() : 128 + SIGTERM;

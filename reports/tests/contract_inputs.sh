@@ -540,6 +540,7 @@ PYTHON
     echo "ok: the third sweep's inputs are refused, not crashed on, hung on or run"
     ;;
   thirteenth-sweep-over-ranks)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
     # A mutant that alters none of the selected rows "SURVIVED" there (exit 1), saying nothing.
     refused "mutant:lion-update-with-beta2 alters optim32 lion only, and no selected row runs that" \
       "$bin" sharded --implementation mutant:lion-update-with-beta2 --property P6 --optimizer adam --states 32
@@ -552,6 +553,12 @@ PYTHON
     code=$?
     [ "$code" -eq 3 ] && grep -q "^error: rank 0: a P11 checkpoint could not be written: .*; the run stopped there" out.txt &&
       ! grep -q "FAILED" out.txt || { cat out.txt; fail "a checkpoint with no room: exit $code"; }
+    # A --json rank 0 could not write (a full disk) left the other ranks waiting in their next
+    # collective until the stuck timer: every rank now finishes, and the run ends with exit 3.
+    timeout 100 mpirun -np 2 sh -c "ulimit -f 4 && exec \"$bin\" sharded --property P2r --cases 1 --stuck-seconds 60 --json big.json" \
+      >out.txt 2>&1
+    code=$?
+    [ "$code" -eq 3 ] && grep -q "^error: cannot write 'big.json'" out.txt || { cat out.txt; fail "a --json with no room over ranks: exit $code"; }
     # CLI11 listed the words it did not take last first.
     refused "these words are not options or values the command takes: --json sp.json" "$bin" state-plan --optimizer sgd --size 10 --json sp.json
     echo "ok: the thirteenth sweep's inputs over ranks are handled, each with a clear line"

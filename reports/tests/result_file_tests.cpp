@@ -35,6 +35,20 @@ TEST(ResultFile, ReplacesTheFileAndLeavesNoTemporary) {
 
 // A report's three files change together: when the last rename fails (its target is a folder
 // holding a file), the first file goes back to its earlier text and the second, new, is removed.
+// A run writing its rows along the way must not replace a complete result that another run wrote
+// to the same path meanwhile: its later rows go beside it.
+TEST(ResultFile, RowsAlongTheWayKeepAResultAnotherRunCompleted) {
+  const fs::path folder = fs::temp_directory_path() / "bitparity_result_file_concurrent_test";
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  const std::string target = (folder / "rows.json").string();
+  EXPECT_EQ(write_results_document(target, {{"complete", false}, {"rows", 1}}), target);  // nothing to keep yet
+  write_result_file(target, "{\"complete\": true, \"rows\": 123, \"by\": \"another run\"}\n");
+  EXPECT_EQ(write_results_document(target, {{"complete", false}, {"rows", 2}}), partial_result_path(target));
+  EXPECT_NE(read(target).find("another run"), std::string::npos);
+  fs::remove_all(folder);
+}
+
 TEST(ResultFile, FilesWrittenTogetherChangeTogetherOrNotAtAll) {
   const fs::path folder = fs::temp_directory_path() / "bitparity_result_files_test";
   fs::remove_all(folder);
