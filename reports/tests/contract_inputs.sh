@@ -559,6 +559,13 @@ PYTHON
       >out.txt 2>&1
     code=$?
     [ "$code" -eq 3 ] && grep -q "^error: cannot write 'big.json'" out.txt || { cat out.txt; fail "a --json with no room over ranks: exit $code"; }
+    # fuzz over ranks that could not save its state warned and exited 0; one process exits 3. The
+    # limit is fuzz's alone: the launcher lifts it for mpirun, whose setup fails under it.
+    printf '#!/bin/sh\nulimit -S -f unlimited\nexec mpirun "$@"\n' >launcher.sh && chmod +x launcher.sh
+    (ulimit -S -f 0; BITPARITY_MPIRUN="$PWD/launcher.sh" timeout 100 "$bin" fuzz --suite storage --visits 1 --corpus fzs; echo "exit $?") 2>&1 |
+      cat >out.txt
+    grep -q "^exit 3$" out.txt && grep -q "^error: the fuzz state was not saved (cannot write .*fuzz-state-over-ranks.json" out.txt ||
+      { cat out.txt; fail "fuzz over ranks with its state not saved"; }
     # CLI11 listed the words it did not take last first.
     refused "these words are not options or values the command takes: --json sp.json" "$bin" state-plan --optimizer sgd --size 10 --json sp.json
     echo "ok: the thirteenth sweep's inputs over ranks are handled, each with a clear line"
