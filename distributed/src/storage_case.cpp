@@ -116,9 +116,15 @@ StorageCase decode_storage_case(const json& j) {
                                     [&](StorageLayout l) { return storage_layout_name(l) == layout; });
     if (found == std::end(kStorageLayouts)) throw CaseFileError("'layout' must be fsdp1-flat or fsdp2-dim0, got '" + layout + "'");
     target.layout = *found;
-    properties::decode_input(j.value("storage_dtype", json()), target.storage_dtype);
-    if (std::find(std::begin(kStorageDTypes), std::end(kStorageDTypes), target.storage_dtype) == std::end(kStorageDTypes)) {
-      throw CaseFileError("'storage_dtype' must be u8, f16, bf16 or f32");
+    // One line for any other name: the dtype parser's own list names dtypes storage does not take.
+    bool known = true;
+    try {
+      properties::decode_input(j.value("storage_dtype", json()), target.storage_dtype);
+    } catch (const std::exception&) {  // Error, or CaseFileError quoting one
+      known = false;
+    }
+    if (!known || std::find(std::begin(kStorageDTypes), std::end(kStorageDTypes), target.storage_dtype) == std::end(kStorageDTypes)) {
+      throw CaseFileError("'storage_dtype' must be u8, f16, bf16 or f32, not " + j.value("storage_dtype", json()).dump());
     }
     properties::decode_input(j.value("compute_dtype", json()), target.compute_dtype);
     check_compute_dtype(target.compute_dtype);

@@ -229,6 +229,9 @@ TEST(StorageCase, RefusesMalformedCases) {
   EXPECT_NE(refusal([](auto& j) { j["storage_dtype"] = "u8"; }).find("u8"), std::string::npos);  // a gradient on integer storage
   EXPECT_NE(refusal([](auto& j) { j["grad_dtype"] = "none"; }).find("an adapter is given"), std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["layout"] = "fsdp3"; }).find("'layout' must be fsdp1-flat or fsdp2-dim0"), std::string::npos);
+  // The dtype parser's refusal ("invalid_argument: ... packed4") named dtypes storage does not take.
+  EXPECT_NE(refusal([](auto& j) { j["storage_dtype"] = "f64"; }).find("'storage_dtype' must be u8, f16, bf16 or f32, not \"f64\""),
+            std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["quant_storage"] = "u8"; }).find("the case has no field 'quant_storage'"), std::string::npos);
 }
 
