@@ -163,7 +163,22 @@ SavedCase parse_saved_case(const json& j) {
     if (!j.at("input_notes").is_object()) throw CaseFileError("'input_notes' must be an object");
     saved.recorded.notes = j.at("input_notes");
   }
-  if (j.contains("found")) saved.found = j.at("found");
+  if (j.contains("found")) {
+    // Replay acts on found.reproduction, so a value it does not know would be ignored silently.
+    const json& found = j.at("found");
+    if (!found.is_object()) throw CaseFileError("'found' must be an object (how and when the case was found)");
+    if (found.contains("reproduction")) {
+      const json& value = found.at("reproduction");
+      const bool known = value.is_string() && (value == kReproduces || value == kNeedsEarlierCalls || value == kDoesNotReproduce ||
+                                               value.get<std::string>().starts_with(kReproductionErrorPrefix));
+      if (!known) {
+        throw CaseFileError("'found.reproduction' is " + value.dump().substr(0, 64) + ", not one of \"" + kReproduces + "\", \"" +
+                            kNeedsEarlierCalls + "\", \"" + kDoesNotReproduce + "\" or \"" + kReproductionErrorPrefix +
+                            "...\"; remove it or give one of those");
+      }
+    }
+    saved.found = found;
+  }
   try {
     fixtures::parse_implementation_id(saved.implementation);
   } catch (const Error& error) {

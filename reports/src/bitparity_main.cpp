@@ -96,6 +96,31 @@ std::string unknown_option_beside_help(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// For an option the command does not take but another does (`check --storage f16`, which is
+// sharded's): "; --storage is an option of bitparity sharded, not of check", or "".
+std::string option_of_another_command(CLI::App& app, const std::string& command, int argc, char** argv) {
+  const auto knows = [](const CLI::App* scope, const std::string& name) {
+    if (scope->get_option_no_throw(name) != nullptr) return true;
+    const auto actions = scope->get_subcommands({});
+    return std::any_of(actions.begin(), actions.end(), [&](const CLI::App* action) { return action->get_option_no_throw(name) != nullptr; });
+  };
+  const auto commands = app.get_subcommands({});
+  const auto own = std::find_if(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == command; });
+  if (own == commands.end()) return "";
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (!word.starts_with("--") || word == "--") continue;
+    const std::string name = word.substr(0, word.find('='));
+    if (knows(*own, name)) continue;
+    std::string others;
+    for (const CLI::App* other : commands) {
+      if (other != *own && knows(other, name)) others += (others.empty() ? "" : ", ") + other->get_name();
+    }
+    if (!others.empty()) return "; " + name + " is an option of bitparity " + others + ", not of " + command;
+  }
+  return "";
+}
+
 int exit_code_of(bitparity::ErrorCode code) {
   return code == bitparity::ErrorCode::cuda_failure || code == bitparity::ErrorCode::implementation_fault ? exit_run_error
                                                                                                   : exit_bad_input;
@@ -222,6 +247,23 @@ int run_command(int argc, char** argv) {
       return refuse(std::string("unknown checkpoint action '") + argv[2] + "'; the one action is inspect (bitparity checkpoint inspect FILE)",
                     exit_bad_input);
     }
+    // CLI11 reads "--" as the end of a list's values, not of the options: `check --dtype f32 -- --cases 3`
+    // ran three cases. Only a command that takes file names gives "--" its usual meaning.
+    if (!first.starts_with("-") && std::any_of(argv + 2, argv + argc, [](const char* word) { return std::string(word) == "--"; })) {
+      const auto takes_file_names = [](const CLI::App* scope) {
+        return !scope->get_options([](const CLI::Option* option) { return option->get_positional(); }).empty();
+      };
+      CLI::App* command = app.get_subcommand(first);
+      const auto actions = command->get_subcommands({});
+      const bool an_action_takes_them = std::any_of(actions.begin(), actions.end(), [&](const CLI::App* action) {
+        return argc > 2 && action->get_name() == argv[2] && takes_file_names(action);
+      });
+      if (!takes_file_names(command) && !an_action_takes_them) {
+        return refuse("'--' ends the options only before file names, and bitparity " + first +
+                          " takes none, so the words after it would still be read as options; remove '--'",
+                      exit_bad_input);
+      }
+    }
     app.require_subcommand(1);
     try {
       app.parse(argc, argv);
@@ -237,7 +279,8 @@ int run_command(int argc, char** argv) {
     } catch (const CLI::ParseError& error) {
       // After an option of its own the program has no command to name: its own help then.
       const std::string help = first.starts_with("-") ? "bitparity --help" : "bitparity " + first + " --help";
-      return refuse(plain_parse_error(error.what()) + " (" + help + " lists the options)", exit_bad_input);
+      const std::string elsewhere = first.starts_with("-") ? "" : option_of_another_command(app, first, argc, argv);
+      return refuse(plain_parse_error(error.what()) + elsewhere + " (" + help + " lists the options)", exit_bad_input);
     }
     // Under mpirun every rank would run a one-process command whole and write the same files.
     const bool runs_over_ranks = app.got_subcommand("sharded") ||

@@ -32,6 +32,7 @@
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
 #include "fuzz_over_ranks.hpp"
+#include "fuzz_saving.hpp"
 #include "fuzz_state.hpp"
 #include "fuzz_supervisor.hpp"
 #include "rank_case.hpp"
@@ -226,7 +227,7 @@ void print_summary(const FuzzTotals& totals, const FuzzOptions& options, std::si
       std::printf("  saved: %s%s\n  replay: %s replay %s\n", failure.value("file", "").c_str(),
                   failure.value("added", false) ? "" : " (already in the corpus)", shell_word(program_name()).c_str(),
                   shell_word(failure.value("file", "")).c_str());
-      if (failure.value("reproduction", "") != "replays") {
+      if (failure.value("reproduction", "") != properties::kReproduces) {
         std::printf("  note: on a fresh instance the saved case %s\n", failure.value("reproduction", "").c_str());
       }
     }
@@ -456,18 +457,7 @@ int run_fuzz_command(const FuzzCommand& command) {
     std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
-  // A failure whose case was not saved, or a state that was not, is a result lost: exit 3.
-  const auto unsaved = std::count_if(totals.failures.begin(), totals.failures.end(),
-                                     [](const nlohmann::json& failure) { return failure.contains("save_error"); });
-  if (unsaved > 0) {
-    print_error(std::to_string(unsaved) + " failing case" + (unsaved == 1 ? " was" : "s were") + " not saved in " + options.corpus +
-                "/cases (NOT SAVED above); free the disk or fix the folder, and rerun the visits shown");
-    return exit_write_failed;
-  }
-  if (!state_not_saved.empty()) {
-    print_error("the fuzz state was not saved (" + state_not_saved + "); the next run starts where the previous state left off");
-    return exit_write_failed;
-  }
+  if (const auto lost = exit_for_unsaved_fuzz_results(totals.failures, options.corpus + "/cases", "visits", state_not_saved)) return *lost;
   // The rule of check and replay: a run that checked nothing does not pass.
   if (totals.failures.empty() && totals.all.visits == 0) {
     const auto stopped_by = [&](const char* reason) {

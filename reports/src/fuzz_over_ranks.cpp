@@ -1,4 +1,5 @@
 #include "fuzz_over_ranks.hpp"
+#include "fuzz_saving.hpp"
 
 #include <unistd.h>
 
@@ -197,11 +198,13 @@ std::string shrinking_text(const nlohmann::json& shrinking) {
            count("microbatches", "microbatch", "microbatches") + ", " + count("parameters", "parameter", "parameters") + ", " +
            count("elements", "element", "elements");
   };
+  const std::string signal = shrinking.value("ended_by", "allowance");
+  const std::string ended_by = signal == "allowance" ? "allowance ended" : "cut short by " + signal;
   return "shrunk from " + size(shrinking.value("from", nlohmann::json::object())) + " to " + size(shrinking.value("to", nlohmann::json::object())) +
          " in " + std::to_string(shrinking.value("runs", 0)) + " runs over ranks" +
-         (!shrinking.value("complete", false)          ? " (allowance ended)"
-          : !shrinking.value("values_complete", false) ? " (allowance ended before the values were simplest)"
-                                                       : "");
+         (!shrinking.value("complete", false)          ? " (" + ended_by + ")"
+          : !shrinking.value("values_complete", false) ? " (" + ended_by + " before the values were simplest)"
+                                                       : std::string());
 }
 
 }  // namespace
@@ -430,17 +433,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
     std::printf("results: %s\n", printable_text(write_results_document(command.json_path, document)).c_str());
   }
   if (interrupted()) return interrupted_exit_code();
-  // A failure whose case was not saved, or a state that was not, is a result lost: exit 3.
-  const auto unsaved = std::count_if(failures.begin(), failures.end(), [](const nlohmann::json& f) { return f.contains("save_error"); });
-  if (unsaved > 0) {
-    print_error(std::to_string(unsaved) + " failing case" + (unsaved == 1 ? " was" : "s were") + " not saved in " + command.corpus +
-                " (NOT SAVED above); free the disk or fix the folder, and rerun the rounds shown");
-    return exit_write_failed;
-  }
-  if (!state_not_saved.empty()) {
-    print_error("the fuzz state was not saved (" + state_not_saved + "); the next run starts where the previous state left off");
-    return exit_write_failed;
-  }
+  if (const auto lost = exit_for_unsaved_fuzz_results(failures, command.corpus, "rounds", state_not_saved)) return *lost;
   // The rule of check and replay: a run that checked nothing does not pass.
   if (failures.empty() && all.rounds == 0) {
     print_error("no round over ranks finished within the budget of " + format_duration(budget_seconds) +

@@ -16,8 +16,12 @@ nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::str
   if (!valid) throw UsageError(path.string() + " is not a fuzz state (" + schema + "); remove it to start the round-robin from the beginning");
   // The schema is right: a wrong field is named, and undoing the edit keeps the history.
   if (!state.contains(position_key) || !state.at(position_key).is_number_unsigned()) {
-    throw UsageError(path.string() + ": '" + position_key + "' is " + (state.contains(position_key) ? state.at(position_key).dump() : "missing") +
-                     ", not a position from 0 on; undo the edit, or remove the file to start the round-robin from the beginning");
+    // JSON's -0 reads as a signed 0 and dumps as "0": shown as written, it does not contradict the rule.
+    const bool minus_zero = state.contains(position_key) && state.at(position_key).is_number_integer() && state.at(position_key) == 0;
+    throw UsageError(path.string() + ": '" + position_key + "' is " +
+                     (minus_zero ? std::string("-0") : state.contains(position_key) ? state.at(position_key).dump() : "missing") +
+                     ", not a position from 0 on (a whole number written without a sign or a point); undo the edit, or remove the "
+                     "file to start the round-robin from the beginning");
   }
   if (state.contains("runs") && !state.at("runs").is_array()) {
     throw UsageError(path.string() + ": 'runs' is not a list of runs; undo the edit, or remove the file to start the round-robin from the beginning");

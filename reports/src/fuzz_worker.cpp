@@ -47,11 +47,11 @@ std::string reproduction(const SavedCase& saved) {
   const auto fresh = fixtures::make_implementation(saved.implementation);
   const auto cpu = fixtures::make_implementation("cpu");
   try {
-    if (!properties::replay_saved_case(saved, *fresh, *cpu).passed) return "replays";
-    if (!properties::replay_saved_case(saved, *fresh, *cpu).passed) return "needs-earlier-calls";
-    return "does-not-replay";
+    if (!properties::replay_saved_case(saved, *fresh, *cpu).passed) return properties::kReproduces;
+    if (!properties::replay_saved_case(saved, *fresh, *cpu).passed) return properties::kNeedsEarlierCalls;
+    return properties::kDoesNotReproduce;
   } catch (const std::exception& error) {
-    return std::string("replay-error: ") + error.what();
+    return std::string(properties::kReproductionErrorPrefix) + error.what();
   }
 }
 

@@ -331,6 +331,11 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
       throw UsageError(file.string() + ": \"arguments\" run " + printable_text(named) + ", but \"implementation\" says " +
                        printable_text(saved.implementation) + "; fix one of them, or save the case again with bitparity fuzz");
     }
+    // The ranks would refuse it after mpirun started them, and the replay would count an error.
+    if (rank_case_uses_nccl(saved) && !per_rank && !named.starts_with("cuda:")) {
+      throw UsageError(file.string() + ": \"arguments\" name --communicator nccl, whose ranks are GPU ranks, and run " + printable_text(named) +
+                       "; give --implementation cuda:0 (or --rank-implementation R=cuda:N), or drop --communicator nccl");
+    }
   }
   if (std::find(saved.arguments.begin(), saved.arguments.end(), "--json") != saved.arguments.end()) {
     throw UsageError(file.string() + ": \"arguments\" must not name --json (replay chooses where the rows go)");
@@ -413,6 +418,14 @@ RankCase read_rank_case(const fs::path& file) {
   const nlohmann::json document = parsed_file(file);
   return read_json_fields(file.string(), std::string("a rank case as bitparity fuzz saved it to CORPUS/") + kRankCaseFolder,
                           [&] { return read_rank_case_fields(file, document); });
+}
+
+bool rank_case_uses_nccl(const RankCase& saved) {
+  const auto& words = saved.arguments;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--communicator=nccl" || (words[i] == "--communicator" && i + 1 < words.size() && words[i + 1] == "nccl")) return true;
+  }
+  return false;
 }
 
 std::vector<std::string> rank_case_arguments_on(const RankCase& saved, const std::string& implementation) {

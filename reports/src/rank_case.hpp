@@ -68,6 +68,8 @@ RankCase read_rank_case(const std::filesystem::path& file);
 
 // The `sharded` options of a case, run on `implementation` instead of its own (cpu, cuda:N,
 // mutant:NAME for a rank fault or an in-process mutant).
+// Whether the case's arguments run over NCCL (--communicator nccl): its ranks are then GPU ranks.
+bool rank_case_uses_nccl(const RankCase& saved);
 std::vector<std::string> rank_case_arguments_on(const RankCase& saved, const std::string& implementation);
 
 struct RankReplay {

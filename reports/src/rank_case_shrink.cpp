@@ -136,8 +136,10 @@ RankCase shrink_rank_case(const RankCase& found, const std::string& launcher, co
   record["to"] = size_of(current);
   record["runs"] = runs;
   record["kept"] = kept;
-  record["complete"] = complete;                // false: the allowance ended before the case was smallest
+  record["complete"] = complete;                // false: it ended before the case was smallest
   record["values_complete"] = values_complete;  // false: ... before its values were simplest
+  // What ended an unfinished shrink: the allowance, or a signal that stops the whole run.
+  if (!complete || !values_complete) record["ended_by"] = interrupted() ? std::string(interrupt_name()) : std::string("allowance");
   current.shrinking = record;
   current.file.clear();
   return current;

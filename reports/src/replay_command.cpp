@@ -75,6 +75,7 @@ RankOutcome replay_over_ranks(const RankCase& saved, const std::string& implemen
   // or run one rank there (--rank-implementation 1=cuda:0).
   std::vector<std::string> devices{implementation};
   for (const std::string& word : saved.arguments) devices.push_back(word.substr(word.find('=') == std::string::npos ? 0 : word.find('=') + 1));
+  if (rank_case_uses_nccl(saved)) devices.push_back("cuda:0");  // NCCL ranks are GPU ranks
   for (const std::string& device : devices) {
     if (!device.starts_with("cuda:")) continue;
     try {
@@ -248,7 +249,7 @@ int run_replay_command(const ReplayCommand& command) {
       const auto iut = fixtures::make_implementation(implementation);
       properties::ReplayOutcome outcome = properties::replay_saved_case(saved, *iut, *cpu);
       // A failure that needs earlier calls (hidden state in the implementation) shows on the second.
-      if (outcome.passed && is_mutant && saved.found.value("reproduction", "") == "needs-earlier-calls") {
+      if (outcome.passed && is_mutant && saved.found.value("reproduction", "") == properties::kNeedsEarlierCalls) {
         outcome = properties::replay_saved_case(saved, *iut, *cpu);
       }
       if (outcome.not_applicable) {

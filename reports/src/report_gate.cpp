@@ -169,6 +169,13 @@ void check_baseline(const nlohmann::json& baseline, const std::string& path, con
       // A kernel that gave inf or NaN is written as the text "inf" or "nan" (JSON has neither).
       const bool nonfinite_ratio = row.contains("max_error_over_bound") && (row.at("max_error_over_bound") == "inf" || row.at("max_error_over_bound") == "nan");
       if (!nonfinite_ratio) check_figure(row, "max_error_over_bound", "check row " + row_key(row), path);
+      check_figure(row, "seconds", "check row " + row_key(row), path);
+      // Within its bound means a ratio of at most 1: a row that passed with more was edited.
+      if (!nonfinite_ratio && row.contains("max_error_over_bound") && row.at("max_error_over_bound").get<double>() > 1 &&
+          row.contains("violations") && row.at("violations") == 0) {
+        malformed("check row " + row_key(row) + " has no violations and an error of " + row.at("max_error_over_bound").dump() +
+                  " times its bound; a passing row is within it (at most 1)");
+      }
       if (row.contains("property_id") &&
           (!row.at("property_id").is_string() || !text(row, "property").starts_with(text(row, "property_id") + " "))) {
         malformed("check row " + row_key(row) + ": 'property_id' " + row.at("property_id").dump() + " is not its property");

@@ -50,6 +50,9 @@ std::string fix_for(const std::string& option) {
 void check_result_path(const std::string& option, const std::string& given) {
   const std::string fix = fix_for(option);
   if (given.empty()) throw UsageError(option + " was given an empty path" + fix);
+  // "-" usually means standard output; a result is written to a file by rename, so it would be a
+  // file named "-" instead.
+  if (given == "-") throw UsageError(option + " '-' would name a path called '-', not standard output: results are written whole to a file, then renamed" + fix);
   // A link is written through (its target replaced): the target is what must be writable. A link
   // to a missing folder passed this check and failed the write after the whole run.
   const std::string path = fixtures::written_through_links(given);

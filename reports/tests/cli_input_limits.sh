@@ -165,7 +165,7 @@ echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 3, "runs": 5}' >"$work/
 refused "states/fuzz-state.json: 'runs' is not a list of runs; undo the edit" fuzz --corpus "$work/states" --budget 1s
 # A wrong position is named as such (it was "not a fuzz state", with the advice to drop the history).
 echo '{"schema": "bitparity.fuzz-state/1", "next_visit": -1, "runs": []}' >"$work/states/fuzz-state.json"
-refused "states/fuzz-state.json: 'next_visit' is -1, not a position from 0 on; undo the edit" fuzz --corpus "$work/states" --budget 1s
+refused "states/fuzz-state.json: 'next_visit' is -1, not a position from 0 on (a whole number written without a sign or a point); undo the edit" fuzz --corpus "$work/states" --budget 1s
 echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 1125899906842625}' >"$work/states/fuzz-state.json"
 refused "its next_visit 1125899906842625 is past 2.50" fuzz --corpus "$work/states" --budget 1s
 if [ "$safetensors" = safetensors ]; then

@@ -457,6 +457,32 @@ d['inputs']['codes'] = [8] * len(d['inputs']['codes'])"
       { cat out.txt; fail "fuzz after an in-process crash: exit $code"; }
     echo "ok: the thirteenth sweep's inputs are handled, each with a clear line"
     ;;
+  fourteenth-sweep)
+    # CLI11 reads "--" as the end of a list's values: the options after it still ran.
+    refused "'--' ends the options only before file names, and bitparity check takes none" \
+      "$bin" check --property P7 --format nf4 --dtype f32 -- --cases 3
+    # "-" was a file named "-".
+    refused "--json '-' would name a path called '-', not standard output" "$bin" check --property P7 --json -
+    # An option of another command was only "not an option the command takes".
+    refused "--storage f16; --storage is an option of bitparity sharded, not of check" "$bin" check --suite storage --storage f16
+    # A reproduction replay does not know was taken without a word.
+    adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"
+    edited "$adam" bogus.json "d['found']['reproduction'] = 'bogus'"
+    refused "bogus.json: 'found.reproduction' is \"bogus\", not one of \"replays\", \"needs-earlier-calls\"" "$bin" replay bogus.json
+    edited "$adam" found.json "d['found'] = 3"
+    refused "found.json: 'found' must be an object" "$bin" replay found.json
+    # JSON's -0 reads as a signed 0, and the message said "'next_visit' is 0, not a position from 0 on".
+    mkdir -p c
+    echo '{"schema": "bitparity.fuzz-state/1", "next_visit": -0, "runs": []}' >c/fuzz-state.json
+    refused "'next_visit' is -0, not a position from 0 on (a whole number written without a sign or a point)" \
+      "$bin" fuzz --corpus c --budget 1s
+    # A rank case over NCCL on cpu ranks started mpirun, whose ranks refused it (exit 1).
+    p2r=$(ls "$corpus"/over-ranks/P2r-fp32-step-adam-f32-chunk-all_gather-W2-mutant-optim-ignore-strides-*.json)
+    edited "$p2r" nccl.json "d['arguments'] += ['--communicator', 'nccl']"
+    refused "nccl.json: \"arguments\" name --communicator nccl, whose ranks are GPU ranks, and run mutant:optim-ignore-strides" \
+      "$bin" replay nccl.json
+    echo "ok: the fourteenth sweep's inputs are refused, each with a clear line"
+    ;;
   third-sweep)
     # What a third sweep of about 960 inputs found.
     adam="$corpus/cases/P1-adam-f32-mutant.adam-bias-correction-off-by-one-9a627ec01a04a066.json"

@@ -138,6 +138,11 @@ edited negative-ratio 'r["check"]["rows"][0]["max_error_over_bound"] = -0.5'
 refused "'max_error_over_bound' is -0.5, not a figure of at least 0" "$work/negative-ratio.json"
 edited text-cases 'r["check"]["rows"][0]["cases"] = "7"'
 refused "'cases' is \"7\", not a count" "$work/text-cases.json"
+# A row's time below 0, or a passing row beyond its bound, was accepted.
+edited negative-seconds 'r["check"]["rows"][0]["seconds"] = -5'
+refused "'seconds' is -5, not a figure of at least 0" "$work/negative-seconds.json"
+edited passing-beyond-bound 'row = r["check"]["rows"][0]; row["violations"] = 0; row["max_error_over_bound"] = 1.5'
+refused "check row .* has no violations and an error of 1.5 times its bound" "$work/passing-beyond-bound.json"
 # A baseline naming a device it holds no parity runs for passed the gate without a word.
 edited claimed-device 'r["settings"]["devices"] = ["cuda:0"]; r["device_parity"]["runs"] = []'
 refused "its settings name device cuda:0, and 'device_parity' holds 0 runs on it, not one per drift run" "$work/claimed-device.json"

@@ -16,6 +16,14 @@ namespace bitparity::properties {
 
 inline constexpr const char* kCaseSchema = "bitparity.case/1";
 
+// found.reproduction: whether the case failed again on a fresh instance of its implementation.
+// Replay reads "needs-earlier-calls" (the failure shows on the second call); a failed check is
+// recorded as "replay-error: WHY".
+inline constexpr const char* kReproduces = "replays";
+inline constexpr const char* kNeedsEarlierCalls = "needs-earlier-calls";
+inline constexpr const char* kDoesNotReproduce = "does-not-replay";
+inline constexpr const char* kReproductionErrorPrefix = "replay-error: ";
+
 struct SavedCase {
   std::string property;        // id: "P7"
   std::string implementation;  // what it failed on: cpu, cuda:N, mutant:NAME
