@@ -87,7 +87,7 @@ case "$kind" in
     echo "ok: exit $code after ${elapsed} s"
     ;;
   signal)
-    # A rank killed (kill9) or stopped (stop) from outside. Killed: the rows finished before it are
+    # A rank killed (kill9), interrupted (int) or stopped (stop) from outside. Killed: the rows finished before it are
     # in --json (rank 0 writes after the first row, then once a second; they were lost). Stopped: the ranks that notice name
     # the stopped rank, not only themselves ("no progress ... (a peer rank failed or hangs)").
     marker="--seed 43$(printf %s "$kind$arg" | cksum | cut -c1-6)"
@@ -103,7 +103,7 @@ case "$kind" in
       [ "$rank" = 2 ] && { victim=$pid; victim_rank=$rank; }
     done
     [ -n "$victim" ] || { kill $job; fail "rank 2 was not found"; }
-    if [ "$arg" = kill9 ]; then kill -KILL "$victim"; else kill -STOP "$victim"; fi
+    case "$arg" in kill9) kill -KILL "$victim" ;; int) kill -INT "$victim" ;; *) kill -STOP "$victim" ;; esac
     started=$(date +%s)
     wait $job
     code=$?
@@ -116,6 +116,12 @@ case "$kind" in
       fail "the rows finished before the signal are not in the JSON"
     if [ "$arg" = stop ]; then
       grep -q "waiting on rank 2 ([0-9]* s), whose process has stopped running" "$err" || fail "the stopped rank is not named"
+    fi
+    # Ctrl-C to one rank's terminal: every rank stops, and all say SIGINT (they said "a signal to
+    # another rank" and exited 143, as for SIGTERM).
+    if [ "$arg" = int ]; then
+      [ "$code" -eq 130 ] || fail "SIGINT to rank 2: exit $code, not 130"
+      grep -q "^summary: .*interrupted by SIGINT to another rank" "$out" || { cat "$out"; fail "the summary does not name SIGINT"; }
     fi
     echo "ok: exit $code after ${elapsed} s, $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["results"]))' rows.json) rows kept"
     ;;

@@ -10,6 +10,7 @@
 #include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
+#include "rank_signal.hpp"
 #include "sharded_plan.hpp"
 
 namespace bitparity::reports {
@@ -43,7 +44,7 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
   bool stopped = false;  // by SIGINT or SIGTERM, on this rank or another
   for (const ShardedRowPlan& p : plan.rows) {
     // Every rank stops before the same row, as `sharded` does: a signal may reach one rank only.
-    if (world.communicator().all_reduce_any(interrupted())) {
+    if (signal_on_any_rank(world.communicator()) != 0) {
       stopped = true;
       break;
     }
@@ -71,7 +72,7 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
     }
   }
   world.communicator().barrier();
-  const std::string stop_reason = interrupted() ? interrupt_name() : "a signal to another rank";
+  const std::string stop_reason = stop_reason_over_ranks();
   if (lead) {
     std::printf("ratio: sharded step (slowest rank) / unsharded step of the same parameters; the unsharded step reduces "
                 "all %d microbatches on one rank\n", size);
@@ -92,7 +93,7 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
     }
   }
   // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
-  if (stopped) return interrupted() ? interrupted_exit_code() : 128 + SIGTERM;
+  if (stopped) return stopped_exit_code_over_ranks();
   return exit_passed;
 }
 

@@ -23,6 +23,7 @@
 #include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/result_file.hpp"
 #include "bitparity/reports/version.hpp"
+#include "rank_signal.hpp"
 #include "shell_words.hpp"
 #include "sharded_plan.hpp"
 #include "temporary_folder.hpp"
@@ -208,7 +209,7 @@ ShardedRow run_row(const ShardedRowPlan& p, const ShardedCommand& command, const
   for (int c = 0; c < command.cases; ++c, ++case_number) {
     // A row of many cases outlasts mpirun's patience after its SIGTERM (it kills the ranks about a
     // second later): every rank asks before each case, so they stop together with the cases done.
-    if (c > 0 && world.communicator().all_reduce_any(interrupted())) {
+    if (c > 0 && signal_on_any_rank(world.communicator()) != 0) {
       row.cut = true;
       break;
     }
@@ -448,7 +449,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
   bool along_the_way_failed = false;                     // rank 0 could not (a full disk): not tried again
   for (const ShardedRowPlan& p : plan.rows) {
     // Every rank stops before the same row: a signal may reach one rank only (a kill of its pid).
-    if (world.communicator().all_reduce_any(interrupted())) {
+    if (signal_on_any_rank(world.communicator()) != 0) {
       stopped = true;
       break;
     }
@@ -499,7 +500,7 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
       rows_written = now;
     }
   }
-  const std::string stop_reason = interrupted() ? interrupt_name() : "a signal to another rank";
+  const std::string stop_reason = stop_reason_over_ranks();
   // The file first: after its own signal mpirun ends the ranks about a second later, and what is
   // printed after that is lost anyway.
   std::string written, not_written;
@@ -529,8 +530,8 @@ int run_sharded_rows(const ShardedCommand& command, const ShardedPlan& plan, dis
     std::fflush(stdout);
     if (!not_written.empty()) throw WriteError(not_written);
   }
-  // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
-  if (stopped) return interrupted() ? interrupted_exit_code() : 128 + SIGTERM;
+  // Interrupted: 128 + the signal, on every rank, wherever it arrived.
+  if (stopped) return stopped_exit_code_over_ranks();
   if (!plan.hunted_mutant.empty()) return total_wrong > 0 ? exit_passed : exit_failed;
   return total_wrong == 0 ? exit_passed : exit_failed;
 }
