@@ -50,4 +50,13 @@ nlohmann::json parse_json_document(std::string_view text) {
   }
 }
 
+std::string json_error_message(const nlohmann::json::exception& error) {
+  std::string text = error.what();
+  if (text.starts_with("[json.exception.")) {
+    const auto end = text.find("] ");
+    if (end != std::string::npos) text.erase(0, end + 2);
+  }
+  return text;
+}
+
 }  // namespace bitparity::properties

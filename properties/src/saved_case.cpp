@@ -269,9 +269,9 @@ SavedCase read_saved_case(const fs::path& path) {
   try {
     return parse_saved_case(parse_json_document(text.str()));
   } catch (const json::parse_error& parse) {
-    throw CaseFileError(path.string() + ": not valid JSON (" + parse.what() + ")");
+    throw CaseFileError(path.string() + ": not valid JSON (" + json_error_message(parse) + ")");
   } catch (const json::exception& bad) {
-    throw CaseFileError(path.string() + ": " + bad.what());
+    throw CaseFileError(path.string() + ": " + json_error_message(bad) + "; give a case file that bitparity fuzz saved");
   } catch (const CaseFileError& bad) {
     throw CaseFileError(path.string() + ": " + bad.what());
   }

@@ -352,7 +352,7 @@ void add_check_command(CLI::App& app, CheckCommand& command) {
                     "only these optimizers (suites optim32, optim8; repeatable; `bitparity list` names them)");
   check->add_option("--dtype", command.requested.dtypes, "only these input dtypes: f32, f16, bf16 (repeatable)");
   check->add_option("--block-size", command.requested.block_sizes, "only these block sizes (repeatable)")->transform(integer_in(1, 1 << 20));
-  check->add_option("--seconds", command.requested.seconds, "total time budget shared by the rows (default: fixed case counts)")
+  check->add_option("--seconds", command.requested.seconds, "total time budget shared by the rows; each row still runs one batch of cases per block size (default: fixed case counts)")
       ->check(budget_seconds(1e7));
   check->add_option("--cases", command.requested.cases_per_block_size,
                     "random cases per block size when no --seconds is given (default 3; suites over ranks: per row, default 1)")
@@ -437,7 +437,7 @@ int run_check_command(const CheckCommand& command) {
               rows.size(), plan.size(), static_cast<long long>(failed), static_cast<long long>(violations),
               static_cast<long long>(incomplete), static_cast<long long>(not_applicable), skipped);
   if (interrupted()) std::printf("interrupted by %s: the rows above are what completed\n", interrupt_name());
-  if (options.seconds > 0 && wall_seconds > options.seconds * 1.05 + 0.5) {
+  if (options.seconds > 0 && wall_seconds > options.seconds * 1.05 + std::min(0.5, options.seconds)) {
     std::printf("budget: took %s of --seconds %s: every row runs at least one batch of cases per block size, and "
                 "these %zu rows' first batches alone took longer; raise --seconds or narrow the selection\n",
                 format_duration(wall_seconds).c_str(), format_duration(options.seconds).c_str(), rows.size());

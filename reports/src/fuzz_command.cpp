@@ -86,7 +86,9 @@ int hardware_threads() {
 
 fs::path state_path(const std::string& corpus) { return fs::path(corpus) / "fuzz-state.json"; }
 
-nlohmann::json read_state(const std::string& corpus) { return read_fuzz_state(state_path(corpus), kStateSchema, "next_visit"); }
+nlohmann::json read_state(const std::string& corpus, bool first_visit_given) {
+  return read_fuzz_state(state_path(corpus), kStateSchema, "next_visit", first_visit_given);
+}
 
 // Every case the corpus already holds must be readable: a file that is not would make its replay
 // (and ctest's corpus label) refuse the whole corpus after a night of fuzzing. Said before the run.
@@ -371,12 +373,16 @@ int run_fuzz_command(const FuzzCommand& command) {
   if (units.empty() && !not_applicable.empty()) refuse_when_nothing_applies(not_applicable, "units (property x target x implementation)");
   if (units.empty()) throw UsageError("the selection fuzzes nothing: " + why_empty(selection));
   const FolderLock lock = check_corpus(options.corpus);  // last of the checks: it makes the corpus folder
-  const nlohmann::json state = read_state(options.corpus);
+  const nlohmann::json state = read_state(options.corpus, command.first_visit >= 0);
   options.first_visit = command.first_visit >= 0 ? command.first_visit : state.value("next_visit", std::int64_t{0});
   options.visits = command.visits;
   if (options.first_visit + options.visits > kLastFirstVisit) {
-    throw UsageError("--first-visit " + std::to_string(options.first_visit) + " with --visits " + std::to_string(options.visits) +
-                     " ends past visit 2^50, where the round-robin stops (the next run could not resume); start earlier or visit fewer");
+    const std::string start = command.first_visit >= 0 ? "--first-visit " + std::to_string(options.first_visit)
+                                                        : "the corpus state " + state_path(options.corpus).string() + "'s next_visit " +
+                                                              std::to_string(options.first_visit);
+    throw UsageError(start + " with --visits " + std::to_string(options.visits) +
+                     " ends past visit 2^50, where the round-robin stops (the next run could not resume); start earlier (--first-visit N) "
+                     "or visit fewer");
   }
   if (options.first_visit >= kLastFirstVisit) {
     throw UsageError(std::string(command.first_visit >= 0 ? "--first-visit" : "the corpus state " + state_path(options.corpus).string()) +

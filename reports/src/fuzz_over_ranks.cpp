@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -169,7 +170,9 @@ nlohmann::json tally_json(const Tally& tally) {
 
 fs::path state_path(const std::string& corpus) { return fs::path(corpus) / "fuzz-state-over-ranks.json"; }
 
-nlohmann::json read_state(const std::string& corpus) { return read_fuzz_state(state_path(corpus), kStateSchema, "next_round"); }
+nlohmann::json read_state(const std::string& corpus, bool first_round_given) {
+  return read_fuzz_state(state_path(corpus), kStateSchema, "next_round", first_round_given);
+}
 
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
@@ -240,7 +243,7 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
     throw UsageError(error.what());  // it names the folder and the fix
   }
   prepare_corpus();
-  const nlohmann::json state = read_state(command.corpus);
+  const nlohmann::json state = read_state(command.corpus, command.first_visit >= 0);
   const std::int64_t first_round = command.first_visit >= 0 ? command.first_visit : state.value("next_round", std::int64_t{0});
   // From there no round runs: it ended as "no round finished within the budget", which it was not.
   if (first_round >= kLastFirstVisit) {
@@ -344,7 +347,16 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
     }
     if (failing_rows > 1) failures.back()["more_failing_rows"] = failing_rows - 1;
     const bool failed_row = failing_rows > 0;
-    const bool broken_run = !rows.broken.empty() || (!failed_row && run.exit_code != 0);
+    // 130 or 143 without a signal of its own: SIGINT or SIGTERM reached the round's mpirun or one of
+    // its ranks from outside this fuzz. The round stopped as asked; that is not a failure.
+    const bool stopped_from_outside = run.exit_code == 128 + SIGINT || run.exit_code == 128 + SIGTERM;
+    if (stopped_from_outside && !interrupted()) {
+      std::fprintf(stderr, "%snote: round %lld (%s on %d ranks) was stopped by %s sent to its mpirun or a rank from outside this "
+                   "fuzz (exit %d); its finished rows count, the stop is not a failure\n", terminal ? "\r\033[K" : "",
+                   static_cast<long long>(round), property.c_str(), world, run.exit_code == 128 + SIGINT ? "SIGINT" : "SIGTERM",
+                   run.exit_code);
+    }
+    const bool broken_run = !stopped_from_outside && (!rows.broken.empty() || (!failed_row && run.exit_code != 0));
     if (broken_run) {
       // A run that breaks is a failure too (a rank crashed, hung or refused): nothing to save.
       failures.push_back({{"property", property},

@@ -5,7 +5,8 @@
 
 namespace bitparity::reports {
 
-nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::string& schema, const std::string& position_key) {
+nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::string& schema, const std::string& position_key,
+                               bool position_given) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return nlohmann::json::object();
   const std::string what = "a fuzz state (" + schema + "), or remove it to start the round-robin from the beginning";
@@ -48,7 +49,7 @@ nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::str
   }
   // The workers and the rerun hints take the position as --first-visit, which stops at 2^50 (a
   // larger one failed every visit as "visit -1", and one near 2^63 overflowed when saved).
-  if (state.at(position_key).get<std::uint64_t>() > kLastFirstVisit) {
+  if (!position_given && state.at(position_key).get<std::uint64_t>() > kLastFirstVisit) {
     throw UsageError(path.string() + ": its " + position_key + " " + std::to_string(state.at(position_key).get<std::uint64_t>()) +
                      " is past 2^50, the last position --first-visit takes; give --first-visit N, or remove the file to start afresh");
   }

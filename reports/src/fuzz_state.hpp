@@ -14,7 +14,9 @@ inline constexpr std::int64_t kLastFirstVisit = std::int64_t{1} << 50;
 
 // The state at `path`, or an empty object when there is none. Throws UsageError when the file is
 // not of `schema`, lacks the whole-number position `position_key` (at most kLastFirstVisit), or has
-// "runs" that is not a list.
-nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::string& schema, const std::string& position_key);
+// "runs" that is not a list. A position past kLastFirstVisit is refused unless the run starts
+// elsewhere (`position_given`: --first-visit), which the refusal advises.
+nlohmann::json read_fuzz_state(const std::filesystem::path& path, const std::string& schema, const std::string& position_key,
+                               bool position_given);
 
 }  // namespace bitparity::reports

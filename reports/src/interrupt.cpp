@@ -45,13 +45,14 @@ extern "C" void on_signal(int signal) {
   alarm(kStopGraceSeconds);  // the run stops by itself before then, or on_stop_overdue ends it
 }
 
-// The run did not come to a point where it could stop (a call that never returns: a hung plugin, a
-// device): it ends now, without results, rather than ignore the signal. Async-signal-safe.
+// The run did not come to a point where it could stop (one long call: a large benchmark row, a hung
+// plugin, a device): it ends now, without results, rather than ignore the signal. Async-signal-safe.
 extern "C" void on_stop_overdue(int) {
   if (received == 0) return;
   write_text(received == SIGINT ? "error: interrupted by SIGINT" : "error: interrupted by SIGTERM");
-  write_text(", and the run did not reach a point where it could stop within 10 s (a call that never returns: a hung "
-             "plugin or device); it ended without writing this run's results, and earlier results files are as they were\n");
+  write_text(", and the run did not reach a point where it could stop within 10 s (one long call: a large benchmark row or "
+             "case, or a plugin or device call that never returns); it ended without writing this run's results, and earlier "
+             "results files are as they were\n");
   _exit(128 + received);
 }
 

@@ -19,6 +19,10 @@ std::string format_duration(double seconds) {
   const long long s = std::llround(seconds);
   char text[32];
   // Under 10 s, tenths (a 0.001 s budget is not "0s"); whole seconds above.
+  if (seconds > 0 && seconds < 0.0005) {  // a budget of 1e-9 s is not "0.000s"
+    std::snprintf(text, sizeof text, "%.2gs", seconds);
+    return text;
+  }
   if (seconds < 9.95) {
     std::snprintf(text, sizeof text, "%.*fs", seconds > 0 && seconds < 0.05 ? 3 : 1, seconds);
     return text;

@@ -30,6 +30,15 @@ int run_state_plan_command(const StatePlanCommand& command) {
   if (command.fp32 && command.eight_bit_option_given) {
     throw UsageError("--block-size and --min-8bit-size shape 8-bit states, and --fp32 plans none; drop them or --fp32");
   }
+  // An optimizer without 8-bit states plans fp32 whatever these say: they would be ignored.
+  if (!has_8bit_variant(kind) && command.eight_bit_option_given) {
+    std::string eight_bit;
+    for (const auto& info : optimizers()) {
+      if (has_8bit_variant(info.kind)) eight_bit += (eight_bit.empty() ? "" : ", ") + std::string(info.name);
+    }
+    throw UsageError("--block-size and --min-8bit-size shape 8-bit states, and " + std::string(optimizer_info(kind).name) +
+                     " has none (its states are always fp32); drop them, or plan an optimizer with 8-bit states: " + eight_bit);
+  }
   const StateOptions options{!command.fp32, command.blocksize, command.min_8bit_size};
   // Refused even when every tensor here is small enough for fp32 states: the option is still wrong.
   if (!command.fp32) validate_block_size(QuantFormat::dynamic8_signed, command.blocksize);

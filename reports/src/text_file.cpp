@@ -43,11 +43,7 @@ nlohmann::json read_json_file(const std::filesystem::path& path, std::uintmax_t 
 }
 
 std::string json_error_text(const nlohmann::json::exception& error) {
-  std::string text = error.what();
-  if (text.starts_with("[json.exception.")) {
-    const auto end = text.find("] ");
-    if (end != std::string::npos) text.erase(0, end + 2);
-  }
+  const std::string text = properties::json_error_message(error);
   return error.id >= 300 && error.id < 400 ? "a field has the wrong type (" + text + ")" : text;
 }
 

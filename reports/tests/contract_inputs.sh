@@ -481,6 +481,28 @@ d['inputs']['codes'] = [8] * len(d['inputs']['codes'])"
     edited "$p2r" nccl.json "d['arguments'] += ['--communicator', 'nccl']"
     refused "nccl.json: \"arguments\" name --communicator nccl, whose ranks are GPU ranks, and run mutant:optim-ignore-strides" \
       "$bin" replay nccl.json
+    # Sweep 16. 8-bit options for an optimizer without 8-bit states were ignored (an fp32 plan, exit 0).
+    refused "--block-size and --min-8bit-size shape 8-bit states, and lamb has none" \
+      "$bin" state-plan --optimizer lamb --size 4096 --block-size 64
+    # A state at 2^50 was refused naming --first-visit, which was not given; the refusal of a state
+    # past it advised --first-visit N, which got the same refusal.
+    mkdir -p s
+    echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 1125899906842624, "runs": []}' >s/fuzz-state.json
+    refused "the corpus state s/fuzz-state.json's next_visit 1125899906842624 with --visits 1 ends past visit 2^50" \
+      "$bin" fuzz --suite conversions --visits 1 --corpus s
+    echo '{"schema": "bitparity.fuzz-state/1", "next_visit": 10000000000000000000, "runs": []}' >s/fuzz-state.json
+    refused "is past 2^50, the last position --first-visit takes; give --first-visit N" "$bin" fuzz --suite conversions --visits 1 --corpus s
+    "$bin" fuzz --property P7 --format nf4 --dtype f32 --first-visit 3 --visits 1 --budget 60s --corpus s >out.txt 2>&1 ||
+      { cat out.txt; fail "--first-visit past a state beyond 2^50, as the refusal advises"; }
+    # A repeated key showed nlohmann's tag: "[json.exception.other_error.598] key ...".
+    sed 's/^{/{"property": "P1", /' "$adam" >twice.json
+    refused "twice.json: key 'property' appears twice in one object; keep one; give a case file" "$bin" replay twice.json
+    grep -q "json.exception" out.txt && { cat out.txt; fail "the library's tag is in the line"; }
+    # A budget of 1e-9 s was shown as "0.000s", the value --seconds 0 is refused for, and the floor
+    # of one batch per block size went unsaid.
+    "$bin" check --property P7 --format nf4 --dtype f32 --seconds 1e-9 >out.txt 2>&1
+    grep -q "budget 1e-09s" out.txt && grep -q "^budget: took .* every row runs at least one batch of cases per block size" out.txt ||
+      { cat out.txt; fail "a budget of 1e-9 s"; }
     echo "ok: the fourteenth sweep's inputs are refused, each with a clear line"
     ;;
   third-sweep)
@@ -595,6 +617,33 @@ PYTHON
     # CLI11 listed the words it did not take last first.
     refused "these words are not options or values the command takes: --json sp.json" "$bin" state-plan --optimizer sgd --size 10 --json sp.json
     echo "ok: the thirteenth sweep's inputs over ranks are handled, each with a clear line"
+    ;;
+  outside-signal-to-a-round)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    # SIGTERM to one rank of a fuzz round, from outside: the round stopped as asked, and fuzz called
+    # it a failure of the cpu ("FAILED P10 on 5 ranks", exit 1) with a rerun command that passes.
+    "$bin" fuzz --suite storage --budget 25s --seed 5 --first-visit 0 --corpus fz >out.txt 2>&1 &
+    fuzz=$!
+    descendants() {  # every process under $1
+      local child
+      for child in $(ps -o pid= --ppid "$1"); do echo "$child"; descendants "$child"; done
+    }
+    rank=""
+    for _ in $(seq 1 300); do
+      for pid in $(descendants "$fuzz"); do
+        grep -qz "^OMPI_COMM_WORLD_RANK=" "/proc/$pid/environ" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = bitparity ] &&
+          { rank=$pid; break; }
+      done
+      [ -n "$rank" ] && break
+      sleep 0.1
+    done
+    [ -n "$rank" ] || { kill "$fuzz"; cat out.txt; fail "no rank of a round was found"; }
+    kill -TERM "$rank"
+    wait "$fuzz"
+    code=$?
+    [ "$code" -eq 0 ] && grep -q "^note: round [0-9]* (P10 on [0-9] ranks) was stopped by SIGTERM sent to its mpirun or a rank from outside" out.txt &&
+      ! grep -q "FAILED" out.txt || { cat out.txt; fail "SIGTERM to one rank of a round: exit $code"; }
+    echo "ok: a round stopped from outside is said so, and is no failure"
     ;;
   rank-case-refusal)
     # A rank case whose arguments the ranks refuse: the replay quoted mpirun's banner of dashes, not

@@ -3,6 +3,7 @@
 // headers) is parsed here. nlohmann keeps the last of two equal keys in one object, so an edited
 // file holding "values" twice would run on whichever came last without a word; such a file is
 // refused instead, naming the key.
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -18,5 +19,9 @@ inline constexpr int kDeepestJson = 64;
 // (id 597) for nesting deeper than kDeepestJson, (id 596) for a NUL byte anywhere, and (id 595)
 // for a number past a double's range. A parse error's quote of what it read is cut to 60 characters.
 nlohmann::json parse_json_document(std::string_view text);
+
+// The exception's message without nlohmann's tag ("[json.exception.other_error.598] "): what a
+// user reads in a refusal.
+std::string json_error_message(const nlohmann::json::exception& error);
 
 }  // namespace bitparity::properties
