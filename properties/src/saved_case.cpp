@@ -120,9 +120,20 @@ void register_carried_map(const json& j) {
     }
     map.values.push_back(float_from_bits(static_cast<std::uint32_t>(std::stoul(text.substr(2), nullptr, 16))));
   }
+  // Maps are known by name for the whole run: an earlier case (or --map) may hold this name.
+  const std::vector<QuantFormatInfo> known = quant_formats();
+  const auto taken = std::find_if(known.begin(), known.end(), [&](const QuantFormatInfo& info) { return info.name == map.name; });
   try {
     register_code_map(map);
   } catch (const Error& error) {
+    if (taken != known.end() && taken->builtin) {
+      throw CaseFileError("its code map '" + map.name + "' has other values than bitparity's built-in map of that name; the file was "
+                          "edited (a case saves a map read from a file under that file's name)");
+    }
+    if (taken != known.end()) {
+      throw CaseFileError("its code map '" + map.name + "' has other values than the map of that name already read in this run (from " +
+                          "another case or --map); one run knows one map per name, so replay the two in separate runs");
+    }
     throw CaseFileError(std::string("a case's code map: ") + error.what());
   }
 }

@@ -60,7 +60,22 @@ PYTHON
 code=$?
 cat "$work/clash.txt"
 [ "$code" -eq 2 ] || fail "a case whose map clashes with nf4 was not refused with exit 2 (exit $code)"
-grep -q "already registered with other values" "$work/clash.txt" || fail "the clash is not explained"
+grep -q "its code map 'nf4' has other values than bitparity's built-in map of that name" "$work/clash.txt" || fail "the clash is not explained"
+# Two cases carrying different maps of one name: one run knows one map per name, and the line said
+# only "give the new map another name", which no one can do to a saved case.
+mkdir -p "$work/two-maps"
+cp "$case_file" "$work/two-maps/a.json"
+python3 - "$case_file" "$work/two-maps/b.json" <<'PYTHON'
+import json, sys
+c = json.load(open(sys.argv[1]))
+[m for m in c["code_maps"] if m["name"] == "ramp4"][0]["values"][0] = "0xbf700000"
+c.pop("fingerprint")
+json.dump(c, open(sys.argv[2], "w"))
+PYTHON
+"$bitparity" replay "$work/two-maps" >"$work/two-maps.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] && grep -q "b.json: its code map 'ramp4' has other values than the map of that name already read in this run .*replay the two in separate runs" "$work/two-maps.txt" ||
+  { cat "$work/two-maps.txt"; fail "two cases with different maps of one name: exit $code"; }
 # The fingerprint covers the carried map: one value edited, the fingerprint kept, replayed as a kill.
 python3 - "$case_file" "$work/edited-map.json" <<'PYTHON'
 import json, sys

@@ -503,6 +503,16 @@ d['inputs']['codes'] = [8] * len(d['inputs']['codes'])"
     "$bin" check --property P7 --format nf4 --dtype f32 --seconds 1e-9 >out.txt 2>&1
     grep -q "budget 1e-09s" out.txt && grep -q "^budget: took .* every row runs at least one batch of cases per block size" out.txt ||
       { cat out.txt; fail "a budget of 1e-9 s"; }
+    # Sweep 17. A plugin in its host never got a map read from a file: bitparity's own kernels through
+    # the self plugin "failed" every such row with the refusal "unknown format 'ramp8'".
+    self_plugin="$(dirname "$faulty")/libbitparity_self_plugin.so"
+    if [ -f "$self_plugin" ]; then  # the ASan subset does not build it
+      python3 -c 'import json, struct; print(json.dumps({"name": "ramp8", "values": ["0x%08x" % struct.unpack("<I", struct.pack("<f", (i - 127) / 128.0))[0] for i in range(256)]}))' >ramp8.json
+      "$bin" check --implementation "plugin:$self_plugin" --property P7 --property P7d --map ramp8.json --dtype f32 --cases 1 >out.txt 2>&1 &&
+        grep -q "^summary: 2 of 2 rows run, 0 failed" out.txt || { cat out.txt; fail "a --map file on a hosted plugin"; }
+      "$bin" check --implementation "plugin:$self_plugin" --suite optim8 --optimizer adam --property P1q --map ramp8.json --cases 1 >out.txt 2>&1 &&
+        grep -q "^summary: .* 0 failed" out.txt || { cat out.txt; fail "an 8-bit state map from a file on a hosted plugin"; }
+    fi
     echo "ok: the fourteenth sweep's inputs are refused, each with a clear line"
     ;;
   third-sweep)
