@@ -50,7 +50,7 @@ json json_of(const Metadata& metadata, const std::string& key, const std::string
   try {
     return properties::parse_json_document(text_of(metadata, key, path));
   } catch (const json::exception& e) {
-    refuse(path, "\"" + key + "\" is not valid JSON: " + e.what());
+    refuse(path, "\"" + key + "\" is not valid JSON: " + properties::json_error_message(e));
   }
 }
 

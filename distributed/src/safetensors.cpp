@@ -9,6 +9,7 @@
 #include <set>
 
 #include "bitparity/kernels/errors.hpp"
+#include "bitparity/properties/json_document.hpp"
 
 namespace bitparity::distributed {
 
@@ -52,7 +53,7 @@ class HeaderShape : public nlohmann::json_sax<json> {
     return true;
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
-    problem = "the header is not valid JSON (byte " + std::to_string(position) + "): " + e.what();
+    problem = "the header is not valid JSON (byte " + std::to_string(position) + "): " + properties::json_error_message(e);
     return false;
   }
 

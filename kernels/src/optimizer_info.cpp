@@ -198,8 +198,10 @@ void validate_hyperparameters(OptimizerKind kind, const Hyperparameters& h) {
           [&] { return name + ": max_unorm does not apply (the trust ratio already scales the update); set it to 0"; });
   for (const auto& spec : info.hyperparameters) {
     require(in_range(spec.range, spec.get(h)), [&] {
-      return name + ": " + std::string(spec.name) + " must be " + std::string(range_text(spec.range)) + ", got " +
-             std::to_string(spec.get(h));
+      // Shortest round-trip form: std::to_string printed -1e-8 as "-0.000000", which reads as -0.
+      std::ostringstream shown;
+      shown << std::setprecision(9) << spec.get(h);
+      return name + ": " + std::string(spec.name) + " must be " + std::string(range_text(spec.range)) + ", got " + shown.str();
     });
   }
   if (const auto constraints = host_of(kind).constraints) constraints(h);

@@ -220,7 +220,7 @@ void decode_input(const json& j, DType& value) {
   try {
     value = parse_dtype(j.get<std::string>());
   } catch (const Error& error) {
-    throw CaseFileError(error.what());
+    throw CaseFileError(error.message());  // without the code's name ("invalid_argument: ")
   }
 }
 

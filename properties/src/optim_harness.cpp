@@ -275,13 +275,12 @@ void decode_optim_case(const nlohmann::json& j, OptimCase& c, bool state_columns
   decode_input(j.at("hyperparameters"), hyper);
   c.kind = hyper.kind;
   c.hyper = hyper.hyper;
-  decode_input(j.at("param_dtype"), c.param_dtype);
-  decode_input(j.at("grad_dtype"), c.grad_dtype);
   // A step refuses other dtypes, and that refusal would read as a mutant's kill or a failed case.
-  for (const auto& [dtype, key] : {std::pair{c.param_dtype, "param_dtype"}, std::pair{c.grad_dtype, "grad_dtype"}}) {
-    if (!is_float_dtype(dtype)) {
-      throw CaseFileError(std::string("'") + key + "' is " + dtype_name(dtype) + "; parameters and gradients are f32, f16 or bf16");
-    }
+  for (const auto& [dtype, key] : {std::pair{&c.param_dtype, "param_dtype"}, std::pair{&c.grad_dtype, "grad_dtype"}}) {
+    const nlohmann::json& given = j.at(key);
+    const bool float_name = given == "f32" || given == "f16" || given == "bf16";
+    if (!float_name) throw CaseFileError(std::string("'") + key + "' is " + given.dump() + "; parameters and gradients are f32, f16 or bf16");
+    decode_input(given, *dtype);
   }
   decode_input(j.at("shape"), c.shape);
   std::int64_t n = 1;

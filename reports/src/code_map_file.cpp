@@ -69,7 +69,7 @@ CodeMap read_json_map(const std::string& path) {
   } catch (const nlohmann::json::other_error& e) {
     throw UsageError(path + ": " + json_error_text(e) + "; a code map is a list of fp32 bit patterns");
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(path + " is not valid JSON (" + std::string(e.what()) + "); a code map is a list of fp32 bit patterns");
+    throw UsageError(path + " is not valid JSON (" + properties::json_error_message(e) + "); a code map is a list of fp32 bit patterns");
   }
   CodeMap map;
   map.name = map_name_from(std::filesystem::path(path).stem().string());

@@ -12,7 +12,7 @@ const char* exit_code_legend() {
          "  4    a GPU was required (--require-gpu, BITPARITY_REQUIRE_GPU=1) and none is usable\n"
          "  5    the run failed inside an implementation or the machine (CUDA error, out of memory, a\n"
          "       plugin that exited or crashed inside a call)\n"
-         "  130  interrupted by SIGINT, 143 by SIGTERM: complete rows written, marked incomplete";
+         "  130  interrupted by SIGINT, 143 by SIGTERM, 129 by SIGHUP: complete rows written, marked incomplete";
 }
 
 }  // namespace bitparity::reports

@@ -103,9 +103,13 @@ Selection resolve_selection(const FuzzCommand& command) {
                        " checks; select that suite (or no suite)");
     }
     sharded.mutant = fault->name;
-    for (std::size_t i = 0; i < fault->options.size(); ++i) {  // the maps a fault needs to show
+    // The maps a fault needs to show, unless the user chose maps: theirs then (both were given, and
+    // were refused as a clash or as a map given twice).
+    const bool maps_chosen = !sharded.maps.empty();
+    for (std::size_t i = 0; i < fault->options.size(); ++i) {
       if (fault->options[i] == "--map" && i + 1 < fault->options.size()) {
-        sharded.maps.push_back(fault->options[++i]);
+        if (!maps_chosen) sharded.maps.push_back(fault->options[i + 1]);
+        ++i;
       } else {
         selection.extra.push_back(fault->options[i]);
       }
@@ -349,11 +353,12 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
     const bool failed_row = failing_rows > 0;
     // 130 or 143 without a signal of its own: SIGINT or SIGTERM reached the round's mpirun or one of
     // its ranks from outside this fuzz. The round stopped as asked; that is not a failure.
-    const bool stopped_from_outside = run.exit_code == 128 + SIGINT || run.exit_code == 128 + SIGTERM;
+    const bool stopped_from_outside = run.exit_code == 128 + SIGINT || run.exit_code == 128 + SIGTERM || run.exit_code == 128 + SIGHUP;
     if (stopped_from_outside && !interrupted()) {
       std::fprintf(stderr, "%snote: round %lld (%s on %d ranks) was stopped by %s sent to its mpirun or a rank from outside this "
                    "fuzz (exit %d); its finished rows count, the stop is not a failure\n", terminal ? "\r\033[K" : "",
-                   static_cast<long long>(round), property.c_str(), world, run.exit_code == 128 + SIGINT ? "SIGINT" : "SIGTERM",
+                   static_cast<long long>(round), property.c_str(), world,
+                   run.exit_code == 128 + SIGINT ? "SIGINT" : run.exit_code == 128 + SIGHUP ? "SIGHUP" : "SIGTERM",
                    run.exit_code);
     }
     const bool broken_run = !stopped_from_outside && (!rows.broken.empty() || (!failed_row && run.exit_code != 0));

@@ -148,7 +148,18 @@ FuzzTotals supervise_fuzz(const FuzzOptions& options, const WorkerArguments& wor
         }
       }
     } else if (kind == "stopped") {
-      totals.stop_reasons.push_back(event.value("reason", "?"));
+      // A worker that a signal stopped while this run was not stopping was signalled from outside
+      // (its pid, not the run's): its share of the budget is not run, so the campaign is partial.
+      if (event.value("reason", "") == "interrupted" && !stopping && !interrupted()) {
+        const std::string why = "worker " + std::to_string(worker.index) + " was stopped by " + event.value("signal", "a signal") +
+                                " from outside this fuzz";
+        totals.cut_short = true;
+        totals.stop_reasons.push_back(why);
+        std::fprintf(stderr, "%snote: %s; its share of the budget is not run, so this campaign is partial (its visits are left "
+                     "to the next run)\n", terminal ? "\r\033[K" : "", why.c_str());
+      } else {
+        totals.stop_reasons.push_back(event.value("reason", "?"));
+      }
     }
   };
   while (std::any_of(workers.begin(), workers.end(), [](const Worker& w) { return !w.exited; })) {

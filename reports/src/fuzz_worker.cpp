@@ -217,7 +217,9 @@ int run_fuzz_worker(const FuzzOptions& options, int worker, int report_fd) {
       break;
     }
   }
-  emit(report_fd, {{"event", "stopped"}, {"reason", stopped}, {"worker", worker}});
+  nlohmann::json stop_event = {{"event", "stopped"}, {"reason", stopped}, {"worker", worker}};
+  if (interrupted()) stop_event["signal"] = interrupt_name();
+  emit(report_fd, stop_event);
   return exit_passed;
 }
 

@@ -19,6 +19,10 @@ timespec first_signal_at{};  // set by the handler before `received`
 // signal the process and then its whole group, so one stop can arrive twice within microseconds.
 constexpr long kSameRequestMilliseconds = 1000;
 
+const char* signal_word(int signal) {
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : "";
+}
+
 void write_text(const char* text) {
   for (std::size_t left = std::strlen(text); left > 0;) {
     const ssize_t written = ::write(STDERR_FILENO, text, left);
@@ -49,7 +53,8 @@ extern "C" void on_signal(int signal) {
 // plugin, a device): it ends now, without results, rather than ignore the signal. Async-signal-safe.
 extern "C" void on_stop_overdue(int) {
   if (received == 0) return;
-  write_text(received == SIGINT ? "error: interrupted by SIGINT" : "error: interrupted by SIGTERM");
+  write_text("error: interrupted by ");
+  write_text(signal_word(received));
   write_text(", and the run did not reach a point where it could stop within 10 s (one long call: a large benchmark row or "
              "case, or a plugin or device call that never returns); it ended without writing this run's results, and earlier "
              "results files are as they were\n");
@@ -59,7 +64,8 @@ extern "C" void on_stop_overdue(int) {
 // A call waiting on a plugin host when the signal came: the host is killed and the run ends now,
 // as it would at the grace's end, rather than wait out a call that may never return.
 void stop_during_hosted_call() {
-  write_text(received == SIGINT ? "error: interrupted by SIGINT" : "error: interrupted by SIGTERM");
+  write_text("error: interrupted by ");
+  write_text(signal_word(received));
   write_text(" during a plugin call, whose host was killed; the run ended without writing this run's results, and "
              "earlier results files are as they were\n");
   _exit(128 + received);
@@ -76,6 +82,10 @@ void install_interrupt_handlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // A closed terminal (an ssh session that dropped) stops the run as SIGTERM does, keeping its rows;
+  // under nohup SIGHUP stays ignored, as asked.
+  struct sigaction hangup {};
+  if (sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, nullptr);
   struct sigaction overdue {};
   overdue.sa_handler = on_stop_overdue;
   sigemptyset(&overdue.sa_mask);
@@ -85,6 +95,6 @@ void install_interrupt_handlers() {
 bool interrupted() { return received != 0; }
 int interrupt_signal() { return received; }
 int interrupted_exit_code() { return 128 + received; }
-const char* interrupt_name() { return received == SIGINT ? "SIGINT" : received == SIGTERM ? "SIGTERM" : ""; }
+const char* interrupt_name() { return signal_word(received); }
 
 }  // namespace bitparity::reports

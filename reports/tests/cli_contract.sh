@@ -79,6 +79,23 @@ case "$case_name" in
     grep -q '"interrupted": "SIGTERM"' out.json || fail "results do not name the signal"
     grep -q "interrupted by SIGTERM" log.txt || fail "no interruption line"
     ;;
+  sighup-writes-complete-rows)
+    # A closed terminal (SIGHUP) ended the run at once: no line, no rows, exit 129. It now stops as
+    # SIGTERM does.
+    interrupted_run HUP 5 129 check --seconds 120 --json out.json
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["interrupted"] == "SIGHUP" and d["results"], d["summary"]' out.json ||
+      fail "the rows finished before SIGHUP are not in out.json"
+    grep -q "interrupted by SIGHUP" log.txt || fail "no interruption line"
+    # Under nohup SIGHUP stays ignored: the run goes on.
+    nohup "$bin" check --property P7 --format nf4 --dtype f32 --cases 400 --json kept.json >log.txt 2>&1 &
+    pid=$!
+    sleep 2
+    kill -HUP "$pid"
+    wait "$pid"
+    code=$?
+    [ "$code" -eq 0 ] && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["complete"] is True' kept.json ||
+      { cat log.txt; fail "under nohup, SIGHUP ended the run (exit $code)"; }
+    ;;
   double-signal-is-one-request)
     # `timeout` and a runner's kill signal a process and then its group: one request, two signals
     # microseconds apart. The second had killed the run outright, writing nothing.

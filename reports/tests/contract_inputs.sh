@@ -278,8 +278,8 @@ PYTHON
     # What the sixth sweep found accepted or unclear.
     sgd="$corpus/cases/P1-sgd-f32-mutant.sgd-nesterov-dropped-6c866640e0f5c687.json"
     edited "$sgd" grad-u8.json "d['inputs']['case']['grad_dtype'] = 'u8'"
-    refused "grad-u8.json: .*'grad_dtype' is u8; parameters and gradients are f32, f16 or bf16" "$bin" replay grad-u8.json
-    refused "grad-u8.json: .*'grad_dtype' is u8" "$bin" replay --implementation cpu grad-u8.json
+    refused "grad-u8.json: .*'grad_dtype' is \"u8\"; parameters and gradients are f32, f16 or bf16" "$bin" replay grad-u8.json
+    refused "grad-u8.json: .*'grad_dtype' is .u8." "$bin" replay --implementation cpu grad-u8.json
     edited "$sgd" property.json "d['property'] = 'P7'"
     refused "property.json: its 'property' P7 (suite quant) has no target 'sgd/f32': its 'entry' must be one of 'dynamic8-signed'" \
       "$bin" replay property.json
@@ -513,6 +513,31 @@ d['inputs']['codes'] = [8] * len(d['inputs']['codes'])"
       "$bin" check --implementation "plugin:$self_plugin" --suite optim8 --optimizer adam --property P1q --map ramp8.json --cases 1 >out.txt 2>&1 &&
         grep -q "^summary: .* 0 failed" out.txt || { cat out.txt; fail "an 8-bit state map from a file on a hosted plugin"; }
     fi
+    # A JSON error from a map file or a case's dtype showed the library's tag or the code's name.
+    printf '[1,2,' >trunc.json
+    refused "trunc.json is not valid JSON (parse error" "$bin" check --property P7 --map trunc.json --dtype f32 --cases 1
+    grep -q "json.exception" out.txt && { cat out.txt; fail "the library's tag is in the line"; }
+    edited "$adam" f64.json "d['inputs']['case']['grad_dtype'] = 'f64'"
+    refused "f64.json: .*'grad_dtype' is \"f64\"; parameters and gradients are f32, f16 or bf16" "$bin" replay f64.json
+    # A fuzz worker that a signal from outside stopped was neither restarted nor mentioned, and the
+    # campaign called itself complete.
+    "$bin" fuzz --property P7 --format nf4 --budget 12s --jobs 2 --corpus fw --json fw.json >out.txt 2>&1 &
+    fuzz=$!
+    worker=""
+    for _ in $(seq 1 100); do
+      for pid in $(ps -o pid= --ppid "$fuzz"); do
+        tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "--worker 0" && worker=$pid
+      done
+      [ -n "$worker" ] && break
+      sleep 0.1
+    done
+    [ -n "$worker" ] || { kill "$fuzz"; cat out.txt; fail "no fuzz worker 0"; }
+    sleep 2
+    kill -TERM "$worker"
+    wait "$fuzz"
+    grep -q "^note: worker 0 was stopped by SIGTERM from outside this fuzz; .* this campaign is partial" out.txt &&
+      python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["complete"] is False' fw.json ||
+      { cat out.txt; fail "a fuzz worker stopped from outside"; }
     echo "ok: the fourteenth sweep's inputs are refused, each with a clear line"
     ;;
   third-sweep)
@@ -653,6 +678,12 @@ PYTHON
     code=$?
     [ "$code" -eq 0 ] && grep -q "^note: round [0-9]* (P10 on [0-9] ranks) was stopped by SIGTERM sent to its mpirun or a rank from outside" out.txt &&
       ! grep -q "FAILED" out.txt || { cat out.txt; fail "SIGTERM to one rank of a round: exit $code"; }
+    # A fault that needs maps of its own (checkpoint-maps-not-restored) added them to the user's:
+    # "--map dynamic8-signed-fused is given twice", though given once.
+    "$bin" fuzz --suite resume --map dynamic8-signed-fused --map dynamic8-unsigned-fused \
+      --implementation mutant:checkpoint-maps-not-restored --visits 1 --corpus fzm >out.txt 2>&1
+    code=$?
+    [ "$code" -ne 2 ] && ! grep -q "given twice" out.txt || { cat out.txt; fail "the user's maps with a fault that brings its own: exit $code"; }
     echo "ok: a round stopped from outside is said so, and is no failure"
     ;;
   rank-case-refusal)
