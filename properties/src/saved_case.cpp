@@ -134,7 +134,7 @@ void register_carried_map(const json& j) {
       throw CaseFileError("its code map '" + map.name + "' has other values than the map of that name already read in this run (from " +
                           "another case or --map); one run knows one map per name, so replay the two in separate runs");
     }
-    throw CaseFileError(std::string("a case's code map: ") + error.what());
+    throw CaseFileError(std::string("a case's code map: ") + error.message());
   }
 }
 

@@ -353,13 +353,17 @@ int run_fuzz_over_ranks(const FuzzCommand& command, double budget_seconds, doubl
     const bool failed_row = failing_rows > 0;
     // 130 or 143 without a signal of its own: SIGINT or SIGTERM reached the round's mpirun or one of
     // its ranks from outside this fuzz. The round stopped as asked; that is not a failure.
-    const bool stopped_from_outside = run.exit_code == 128 + SIGINT || run.exit_code == 128 + SIGTERM || run.exit_code == 128 + SIGHUP;
+    // A signal to the round's mpirun (which passes SIGTERM on, and exits 1) leaves rows that say so.
+    const bool stopped_from_outside =
+        run.exit_code == 128 + SIGINT || run.exit_code == 128 + SIGTERM || run.exit_code == 128 + SIGHUP || !rows.interrupted.empty();
     if (stopped_from_outside && !interrupted()) {
-      std::fprintf(stderr, "%snote: round %lld (%s on %d ranks) was stopped by %s sent to its mpirun or a rank from outside this "
-                   "fuzz (exit %d); its finished rows count, the stop is not a failure\n", terminal ? "\r\033[K" : "",
-                   static_cast<long long>(round), property.c_str(), world,
-                   run.exit_code == 128 + SIGINT ? "SIGINT" : run.exit_code == 128 + SIGHUP ? "SIGHUP" : "SIGTERM",
-                   run.exit_code);
+      const std::string signal = !rows.interrupted.empty()          ? rows.interrupted
+                                 : run.exit_code == 128 + SIGINT ? "SIGINT"
+                                 : run.exit_code == 128 + SIGHUP ? "SIGHUP"
+                                                                 : "SIGTERM";
+      std::fprintf(stderr, "%snote: round %lld (%s on %d ranks) was stopped from outside this fuzz (%s, to its mpirun or a rank; "
+                   "exit %d); its finished rows count, the stop is not a failure\n", terminal ? "\r\033[K" : "",
+                   static_cast<long long>(round), property.c_str(), world, signal.c_str(), run.exit_code);
     }
     const bool broken_run = !stopped_from_outside && (!rows.broken.empty() || (!failed_row && run.exit_code != 0));
     if (broken_run) {

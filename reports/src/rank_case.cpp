@@ -14,6 +14,7 @@
 #include "bitparity/properties/case_tape.hpp"
 #include "bitparity/properties/json_document.hpp"
 #include "bitparity/properties/saved_case.hpp"
+#include "bitparity/reports/code_map_file.hpp"
 #include "bitparity/reports/commands.hpp"
 #include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/result_file.hpp"
@@ -85,6 +86,43 @@ std::string text_field(const nlohmann::json& document, const char* name, const f
     throw UsageError(file.string() + ": a rank case needs the text field \"" + name + "\"; save it again with bitparity fuzz");
   }
   return document.at(name).get<std::string>();
+}
+
+// The --map values of `arguments`, in order.
+std::vector<std::string> map_specs(const std::vector<std::string>& arguments) {
+  std::vector<std::string> specs;
+  for (std::size_t i = 0; i + 1 < arguments.size(); ++i) {
+    if (arguments[i] == "--map") specs.push_back(arguments[++i]);
+  }
+  return specs;
+}
+
+bool names_builtin_map(const std::string& spec) {
+  for (const auto& info : quant_formats()) {
+    if (info.builtin && info.name == spec) return true;
+  }
+  return false;
+}
+
+// The maps the case's --map FILE arguments name, read as this process knows them (fuzz registered
+// them when it checked its options): carried in the file so that they do not depend on the file.
+nlohmann::json carried_code_maps(const RankCase& saved) {
+  nlohmann::json maps = saved.code_maps;
+  for (const std::string& spec : map_specs(saved.arguments)) {
+    if (names_builtin_map(spec)) continue;
+    if (std::any_of(maps.begin(), maps.end(), [&](const nlohmann::json& m) { return m.value("given", "") == spec; })) continue;
+    const CodeMap& map = code_map(resolve_code_map(spec));
+    nlohmann::json values = nlohmann::json::array();
+    for (const float value : map.values) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &value, sizeof bits);
+      char text[16];
+      std::snprintf(text, sizeof text, "0x%08x", bits);
+      values.push_back(text);
+    }
+    maps.push_back({{"given", spec}, {"name", map.name}, {"bits", map.bits}, {"values", values}});
+  }
+  return maps;
 }
 
 // The options of a row's replay that a case with inputs keeps: what runs it, not what selects it.
@@ -229,6 +267,7 @@ nlohmann::json rank_case_document(const RankCase& saved, const nlohmann::json& f
   if (!found.is_null()) document["found"] = found;
   if (!saved.shrinking.is_null()) document["shrinking"] = saved.shrinking;
   if (saved.carries_inputs()) document["case"] = encoded_inputs(saved);
+  if (nlohmann::json maps = carried_code_maps(saved); !maps.empty()) document["code_maps"] = std::move(maps);
   return document;
 }
 
@@ -284,7 +323,7 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
   // A field the format does not have (a typo, an edit meant elsewhere) would be ignored silently.
   static const std::vector<std::string> kFields = {"schema", "property", "entry", "target", "dtype", "layout", "world_size",
                                                    "implementation", "arguments", "violation", "build", "reproduction",
-                                                   "found", "shrinking", "case"};
+                                                   "found", "shrinking", "case", "code_maps"};
   for (const auto& [key, value] : document.items()) {
     if (std::find(kFields.begin(), kFields.end(), key) != kFields.end()) continue;
     std::string names;
@@ -346,10 +385,56 @@ RankCase read_rank_case_fields(const fs::path& file, const nlohmann::json& docum
                        " (a replay keeps checkpoints in a temporary folder, and the case is the file's own)");
     }
   }
+  // A --map FILE runs the values the case carries, not the file of that name where the replay runs
+  // (another folder, or an edited file, ran other maps without a word). The check below reads
+  // them by the names they are registered under here.
+  std::vector<std::string> checked_arguments = saved.arguments;
+  if (document.contains("code_maps")) {
+    const nlohmann::json& maps = document.at("code_maps");
+    const auto carried_shape = [](const nlohmann::json& m) {
+      return m.is_object() && m.contains("given") && m.at("given").is_string() && m.contains("name") && m.at("name").is_string() &&
+             m.contains("bits") && m.at("bits").is_number_integer() && m.contains("values") && m.at("values").is_array();
+    };
+    if (!maps.is_array() || !std::all_of(maps.begin(), maps.end(), carried_shape)) {
+      throw UsageError(file.string() + ": \"code_maps\" must be a list of {\"given\", \"name\", \"bits\", \"values\"}; save the case "
+                       "again with bitparity fuzz");
+    }
+    saved.code_maps = maps;
+  }
+  for (std::size_t i = 0; i + 1 < checked_arguments.size(); ++i) {
+    if (checked_arguments[i] != "--map") continue;
+    const std::string spec = checked_arguments[++i];
+    if (names_builtin_map(spec)) continue;
+    const auto carried = std::find_if(saved.code_maps.begin(), saved.code_maps.end(),
+                                      [&](const nlohmann::json& m) { return m.at("given") == spec; });
+    if (carried == saved.code_maps.end()) {
+      throw UsageError(file.string() + ": \"arguments\" name the map " + printable_text(spec) + ", whose values the case does not "
+                       "carry in \"code_maps\" (fuzz saves them), so a replay would read whatever file has that name; save the case "
+                       "again with bitparity fuzz");
+    }
+    CodeMap map{carried->at("name").get<std::string>(), carried->at("bits").get<int>(), {}, "carried by a saved rank case"};
+    for (const auto& value : carried->at("values")) {
+      const std::string text = value.is_string() ? value.get<std::string>() : "";
+      if (text.size() != 10 || !text.starts_with("0x") || text.find_first_not_of("0123456789abcdef", 2) != std::string::npos) {
+        throw UsageError(file.string() + ": a value of the carried map " + printable_text(map.name) + " is " + value.dump().substr(0, 40) +
+                         ", not an fp32 bit pattern \"0x3f800000\"; save the case again with bitparity fuzz");
+      }
+      const std::uint32_t bits = static_cast<std::uint32_t>(std::stoul(text.substr(2), nullptr, 16));
+      float f = 0;
+      std::memcpy(&f, &bits, sizeof f);
+      map.values.push_back(f);
+    }
+    try {
+      register_code_map(map);
+    } catch (const Error& error) {
+      throw UsageError(file.string() + ": its carried map " + printable_text(map.name) + ": " + error.message());
+    }
+    checked_arguments[i] = map.name;
+  }
 #if BITPARITY_HAS_MPI
   // Arguments the ranks would refuse were run, and their refusal counted as an unexpected result.
   try {
-    check_rank_case_arguments(saved.arguments, document.contains("case"));
+    check_rank_case_arguments(checked_arguments, document.contains("case"));
   } catch (const UsageError& error) {
     throw UsageError(file.string() + ": \"arguments\" " + printable_text(shell_words(saved.arguments)) + ": " + error.what() +
                      "; fix them or save the case again with bitparity fuzz");
@@ -451,6 +536,15 @@ RankReplay replay_rank_case(const RankCase& saved, const std::string& implementa
                             const std::string& folder, std::chrono::steady_clock::time_point deadline) {
   const std::string rows_file = folder + "/rows.json", output = folder + "/output.txt";
   std::vector<std::string> args = rank_case_arguments_on(saved, implementation);
+  // The ranks read the maps the case carries from files of their own in the run's folder.
+  for (const nlohmann::json& carried : saved.code_maps) {
+    const std::string map_file = folder + "/map-" + carried.at("name").get<std::string>() + ".json";
+    fixtures::write_file_atomically(map_file, nlohmann::json({{"name", carried.at("name")}, {"bits", carried.at("bits")},
+                                                              {"values", carried.at("values")}}).dump() + "\n");
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--map" && args[i + 1] == carried.at("given")) args[i + 1] = map_file;
+    }
+  }
   if (saved.carries_inputs()) args.insert(args.end(), {"--case", saved.file});
   args.insert(args.end(), {"--json", rows_file});
   fs::remove(rows_file);

@@ -40,6 +40,9 @@ struct RankCase {
   // Else every rank regenerates them from seeds.
   bool carries_inputs() const { return inputs || storage_inputs || gathered_inputs; }
   nlohmann::json shrinking;            // how fuzz shrank it (null: not shrunk)
+  // The maps its --map FILE arguments name, as values ({"given": FILE, "name", "bits", "values"}):
+  // a replay elsewhere, or after the file changed, runs the maps the case was found with.
+  nlohmann::json code_maps = nlohmann::json::array();
   std::string file;                    // where it was read from or written (sharded --case reads it)
   std::string target_text() const;    // "P6 8-bit step adam/bf16 zero-3 on 3 ranks"
 };

@@ -195,6 +195,7 @@ RankRows read_rank_rows(const std::string& rows_file, const RankRun& run, const 
       if (document.contains("results") && document.at("results").is_array()) {
         rows.results = document.at("results");
         unreadable.clear();
+        if (document.contains("interrupted") && document.at("interrupted").is_string()) rows.interrupted = document.at("interrupted");
         // Rows written along the way by a run that did not reach its end: it broke after them.
         if (document.contains("in_progress")) {
           unreadable = " after " + std::to_string(rows.results.size()) + " of its rows";

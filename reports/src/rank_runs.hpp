@@ -32,6 +32,7 @@ RankRun run_over_ranks(const std::string& launcher, int world, const std::vector
 struct RankRows {
   nlohmann::json results = nlohmann::json::array();
   std::string broken;
+  std::string interrupted;  // the signal that stopped the ranks ("SIGTERM", "SIGINT to another rank"), or ""
 };
 RankRows read_rank_rows(const std::string& rows_file, const RankRun& run, const std::string& output);
 

@@ -55,6 +55,8 @@ struct RankOutcome {
 // Why `implementation` cannot run a case over ranks ("" when it can): a mutant:NAME that does not
 // alter the case's row, where it could only "survive".
 std::string rank_case_not_applicable_reason(const RankCase& saved, const std::string& implementation) {
+  // Each of 21 cases started mpirun, whose ranks refused the plugin: 21 unexpected results.
+  if (implementation.starts_with("plugin:")) return "a plugin runs in one process; the ranks of a case run cpu, cuda:N or a mutant";
   if (!implementation.starts_with("mutant:")) return "";
   const fixtures::MutantInfo* mutant = fixtures::find_mutant(implementation.substr(7));
   if (mutant == nullptr || mutant_alters_row(*mutant, saved.entry, saved.target)) return "";
@@ -268,7 +270,8 @@ int run_replay_command(const ReplayCommand& command) {
         held += as_expected ? 1 : 0;
       }
       // check counts such a case as not informative; a replay says so too, or "holds" overstates it.
-      if (outcome.passed && outcome.stats.informative == 0) {
+      // (A skipped case ran nothing: it says why it was skipped, not this.)
+      if (outcome.passed && !outcome.not_applicable && outcome.stats.informative == 0) {
         verdict += " (not informative: the case has no elements, or lr 0, so no element could have been wrong)";
         entry["informative"] = false;
       }

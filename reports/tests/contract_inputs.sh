@@ -651,13 +651,22 @@ PYTHON
       { cat out.txt; fail "fuzz over ranks with its state not saved"; }
     # CLI11 listed the words it did not take last first.
     refused "these words are not options or values the command takes: --json sp.json" "$bin" state-plan --optimizer sgd --size 10 --json sp.json
+    # Sweep 18: a replay of cases over ranks on a plugin started mpirun for each, whose ranks refused
+    # it (21 unexpected results, exit 1).
+    refused "nothing to check: none of the 21 cases applies (a plugin runs in one process" \
+      "$bin" replay "$corpus/over-ranks" --implementation "plugin:$faulty"
+    # A skipped case was also said to be "not informative" (no elements, or lr 0), which it was not.
+    "$bin" replay "$corpus"/cases/P1-adagrad-f32-mutant.adagrad-lr-decay-ignored-*.json \
+      "$corpus"/cases/P2-dynamic8-signed-f32-128-mutant.ignore-strides-*.json --implementation mutant:ignore-strides >out.txt 2>&1
+    grep -q "skipped: not applicable: mutant:ignore-strides alters quant only" out.txt && ! grep -q "not informative" out.txt ||
+      { cat out.txt; fail "a skipped case was called not informative"; }
     echo "ok: the thirteenth sweep's inputs over ranks are handled, each with a clear line"
     ;;
   outside-signal-to-a-round)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
     # SIGTERM to one rank of a fuzz round, from outside: the round stopped as asked, and fuzz called
     # it a failure of the cpu ("FAILED P10 on 5 ranks", exit 1) with a rerun command that passes.
-    "$bin" fuzz --suite storage --budget 25s --seed 5 --first-visit 0 --corpus fz >out.txt 2>&1 &
+    "$bin" fuzz --suite storage --budget 15s --seed 5 --first-visit 0 --corpus fz >out.txt 2>&1 &
     fuzz=$!
     descendants() {  # every process under $1
       local child
@@ -676,8 +685,30 @@ PYTHON
     kill -TERM "$rank"
     wait "$fuzz"
     code=$?
-    [ "$code" -eq 0 ] && grep -q "^note: round [0-9]* (P10 on [0-9] ranks) was stopped by SIGTERM sent to its mpirun or a rank from outside" out.txt &&
+    [ "$code" -eq 0 ] && grep -q "^note: round [0-9]* (P10 on [0-9] ranks) was stopped from outside this fuzz (SIGTERM" out.txt &&
       ! grep -q "FAILED" out.txt || { cat out.txt; fail "SIGTERM to one rank of a round: exit $code"; }
+    # SIGINT to a round's mpirun: it passes SIGTERM on to the ranks, which keep their rows and say so,
+    # and exits 1; that too was "FAILED". The launcher notes its pid and the round's rows file, so
+    # that the signal comes once the round has rows.
+    printf '#!/bin/sh\nfor a in "$@"; do case "$a" in *rows.json) echo "$$ $a" >>launched.txt;; esac; done\nexec mpirun "$@"\n' >launcher.sh
+    chmod +x launcher.sh
+    BITPARITY_MPIRUN="$PWD/launcher.sh" "$bin" fuzz --suite sharded --budget 20s --seed 5 --first-visit 0 --corpus fz2 >out.txt 2>&1 &
+    fuzz=$!
+    signalled=""
+    for _ in $(seq 1 300); do
+      if [ -s launched.txt ]; then
+        read -r launcher rows <<EOF2
+$(tail -n 1 launched.txt)
+EOF2
+        [ -s "$rows" ] && kill -INT "$launcher" 2>/dev/null && { signalled=$launcher; break; }
+      fi
+      sleep 0.1
+    done
+    [ -n "$signalled" ] || { kill "$fuzz"; cat out.txt; fail "no round with rows was signalled"; }
+    wait "$fuzz"
+    code=$?
+    [ "$code" -eq 0 ] && grep -q "^note: round [0-9]* .* was stopped from outside this fuzz" out.txt && ! grep -q "FAILED" out.txt ||
+      { cat out.txt; fail "SIGINT to a round's mpirun: exit $code"; }
     # A fault that needs maps of its own (checkpoint-maps-not-restored) added them to the user's:
     # "--map dynamic8-signed-fused is given twice", though given once.
     "$bin" fuzz --suite resume --map dynamic8-signed-fused --map dynamic8-unsigned-fused \
@@ -685,6 +716,30 @@ PYTHON
     code=$?
     [ "$code" -ne 2 ] && ! grep -q "given twice" out.txt || { cat out.txt; fail "the user's maps with a fault that brings its own: exit $code"; }
     echo "ok: a round stopped from outside is said so, and is no failure"
+    ;;
+  rank-case-carries-maps)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    # A case over ranks found with --map FILE kept only the file's name: replayed in another folder it
+    # was refused, or ran whatever file had that name there, without a word.
+    python3 - <<'PYTHON'
+import json, struct
+def bits(x): return "0x%08x" % struct.unpack("<I", struct.pack("<f", x))[0]
+json.dump({"name": "ramp8", "values": [bits((i - 127) / 128.0) for i in range(256)]}, open("ramp8.json", "w"))
+json.dump({"name": "squares8", "values": [bits((i / 255.0) ** 2) for i in range(256)]}, open("squares8.json", "w"))
+PYTHON
+    "$bin" fuzz --suite resume --map ramp8.json --map squares8.json --implementation mutant:checkpoint-maps-not-restored \
+      --budget 90s --stop-on-failure --seed 3 --first-visit 0 --corpus fz >out.txt 2>&1
+    found=$(ls fz/over-ranks/*.json 2>/dev/null | head -n 1)
+    [ -n "$found" ] || { cat out.txt; fail "fuzz saved no case over ranks"; }
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["code_maps"]; assert sorted(x["given"] for x in m) == ["ramp8.json", "squares8.json"], m' "$found" ||
+      fail "the case does not carry its maps"
+    mkdir elsewhere && cd elsewhere
+    "$bin" replay "../$found" >../out.txt 2>&1 || { cat ../out.txt; fail "the case does not replay in a folder without its map files"; }
+    grep -q "kills mutant:checkpoint-maps-not-restored" ../out.txt || { cat ../out.txt; fail "the replay elsewhere did not kill"; }
+    cd ..
+    edited "$found" no-maps.json "d.pop('code_maps')"
+    refused "no-maps.json: .arguments. name the map ramp8.json, whose values the case does not carry" "$bin" replay no-maps.json
+    echo "ok: a case over ranks carries the maps it was found with"
     ;;
   rank-case-refusal)
     # A rank case whose arguments the ranks refuse: the replay quoted mpirun's banner of dashes, not
