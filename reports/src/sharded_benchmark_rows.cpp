@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bitparity/distributed/sharded_benchmark.hpp"
+#include "bitparity/reports/errors.hpp"
 #include "bitparity/reports/exit_codes.hpp"
 #include "bitparity/reports/interrupt.hpp"
 #include "bitparity/reports/result_file.hpp"
@@ -74,12 +75,8 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
   world.communicator().barrier();
   const std::string stop_reason = stop_reason_over_ranks();
   if (lead) {
-    std::printf("ratio: sharded step (slowest rank) / unsharded step of the same parameters; the unsharded step reduces "
-                "all %d microbatches on one rank\n", size);
-    if (stopped) {
-      std::printf("interrupted by %s: %zu rows not run\n", stop_reason.c_str(), plan.rows.size() - rows_run);
-    }
-    std::fflush(stdout);
+    // The file first: after its own signal mpirun ends the ranks about a second later.
+    std::string written;
     if (!command.json.empty()) {
       nlohmann::json document = {{"schema", "bitparity.sharded-benchmark/1"},
                                  {"bitparity", version_string()},
@@ -89,10 +86,17 @@ int run_sharded_benchmark_rows(const ShardedCommand& command, const ShardedPlan&
                                  {"complete", !stopped},
                                  {"results", results}};
       if (stopped) document["interrupted"] = stop_reason;
-      write_results_document(command.json, document);
+      written = write_results_document(command.json, document);
     }
+    std::printf("ratio: sharded step (slowest rank) / unsharded step of the same parameters; the unsharded step reduces "
+                "all %d microbatches on one rank\n", size);
+    if (stopped) {
+      std::printf("interrupted by %s: %zu rows not run\n", stop_reason.c_str(), plan.rows.size() - rows_run);
+    }
+    if (!written.empty()) std::printf("results: %s\n", printable_text(written).c_str());
+    std::fflush(stdout);
   }
-  // Interrupted: 128 + the signal; a rank that another rank's signal stopped ends as SIGTERM would.
+  // Interrupted: 128 + the signal, on every rank, wherever it arrived.
   if (stopped) return stopped_exit_code_over_ranks();
   return exit_passed;
 }

@@ -156,6 +156,7 @@ case "$case_name" in
     # --benchmark too (it timed every row, then exited 0).
     interrupted_run INT 4 130 sharded --benchmark --optimizer adam --optimizer sgd --optimizer lion --json out.json
     grep -q "interrupted by SIGINT: [0-9]* rows not run" log.txt || fail "the benchmark does not say it was interrupted"
+    grep -q "^results: out.json" log.txt || fail "no results line names the file"
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["interrupted"] == "SIGINT"' out.json ||
       fail "the benchmark JSON is not marked incomplete"
     ;;
