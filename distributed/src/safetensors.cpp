@@ -1,6 +1,7 @@
 #include "bitparity/distributed/safetensors.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,22 @@ constexpr DTypeSize kDTypes[] = {{"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2"
 
 [[noreturn]] void refuse(const std::string& source, const std::string& what) {
   throw Error(ErrorCode::invalid_argument, "'" + source + "' is not a valid safetensors file: " + what);
+}
+
+// A header's bytes as a message shows them: a byte outside printable ASCII (a name that is not
+// UTF-8 put a raw 0xFF into the error line) as \xNN.
+std::string escaped(const std::string& text) {
+  std::string shown;
+  for (const unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      shown += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      shown += hex;
+    }
+  }
+  return shown;
 }
 
 // Finds repeated keys and nesting deeper than the format has (the DOM parser keeps the last of
@@ -197,7 +214,7 @@ SafetensorsFile parse_header(std::span<const std::uint8_t> prefix, std::uint64_t
     refuse(source, "its header holds a NUL byte at byte " + std::to_string(8 + nul) + " (safetensors pads a header with spaces)");
   }
   HeaderShape shape;
-  if (!json::sax_parse(header, &shape, json::input_format_t::json, /*strict=*/true)) refuse(source, shape.problem);
+  if (!json::sax_parse(header, &shape, json::input_format_t::json, /*strict=*/true)) refuse(source, escaped(shape.problem));
   const json root = json::parse(header);
   if (!root.is_object()) refuse(source, "its header is not a JSON object");
   const std::uint64_t data_bytes = file_bytes - 8 - n;

@@ -519,6 +519,15 @@ d['inputs']['codes'] = [8] * len(d['inputs']['codes'])"
     grep -q "json.exception" out.txt && { cat out.txt; fail "the library's tag is in the line"; }
     edited "$adam" f64.json "d['inputs']['case']['grad_dtype'] = 'f64'"
     refused "f64.json: .*'grad_dtype' is \"f64\"; parameters and gradients are f32, f16 or bf16" "$bin" replay f64.json
+    # A tensor name that is not UTF-8 put a raw 0xFF byte into the error line.
+    python3 - <<'PYTHON'
+import struct
+header = b'{"\xffw": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'
+open("raw-name.safetensors", "wb").write(struct.pack("<Q", len(header)) + header + b"\0" * 4)
+PYTHON
+    refused "raw-name.safetensors' is not a valid safetensors file: the header is not valid JSON .*\\\\xff" \
+      "$bin" checkpoint inspect raw-name.safetensors
+    LC_ALL=C grep -q "$(printf '\377')" out.txt && { cat -v out.txt; fail "a raw byte in the line"; }
     # A fuzz worker that a signal from outside stopped was neither restarted nor mentioned, and the
     # campaign called itself complete.
     "$bin" fuzz --property P7 --format nf4 --budget 12s --jobs 2 --corpus fw --json fw.json >out.txt 2>&1 &
