@@ -38,7 +38,7 @@ class InputGuard::Watch {
       }
       if (changed == 0) continue;
       std::ostringstream text;
-      text << call_ << " changed its input " << input.role << ": " << changed << " of " << input.before.size()
+      text << call_ << " changed its input '" << input.role << "': " << changed << " of " << input.before.size()
            << " bytes differ, the first at byte " << first << " (0x" << std::hex << std::setw(2) << std::setfill('0')
            << int(input.before[first]) << " became 0x" << std::setw(2) << int(input.bytes[first]) << ")";
       report_violation(stats_, changed, text.str());

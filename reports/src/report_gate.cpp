@@ -245,6 +245,14 @@ bool apply_gate(nlohmann::json& report, const nlohmann::json* baseline, const st
     if (found != baseline_runs.end()) {
       const nlohmann::json& before = found->second->at("summary");
       matched.insert("run " + key);
+      // The same optimizer and dtype made with other hyperparameters, maps, sizes or blocks is
+      // another run: its figures are not comparable (an edited baseline passed the gate that way).
+      for (const char* setting : {"hyperparameters", "state_maps", "elements", "blocksize", "eight_bit"}) {
+        if (run.contains(setting) && found->second->contains(setting) && run.at(setting) != found->second->at(setting)) {
+          unmatched.push_back(key + ": made with " + setting + " " + run.at(setting).dump() + ", the baseline with " +
+                              found->second->at(setting).dump());
+        }
+      }
       for (const char* scope : {"final", "max"}) {
         for (const char* figure : kFigures) {
           if (!now.at(scope).contains(figure)) continue;

@@ -513,6 +513,25 @@ d['inputs']['codes'] = [8] * len(d['inputs']['codes'])"
       "$bin" check --implementation "plugin:$self_plugin" --suite optim8 --optimizer adam --property P1q --map ramp8.json --cases 1 >out.txt 2>&1 &&
         grep -q "^summary: .* 0 failed" out.txt || { cat out.txt; fail "an 8-bit state map from a file on a hosted plugin"; }
     fi
+    # Sweep 19. SIGTERM from outside to a plugin's host was a finding of the library ("crashed with
+    # SIGTERM"), even for bitparity's own kernels.
+    if [ -f "$self_plugin" ]; then
+      "$bin" check --implementation "plugin:$self_plugin" --property P7 --format nf4 --dtype f32 --cases 4000 >out.txt 2>&1 &
+      check=$!
+      host=""
+      for _ in $(seq 1 200); do
+        host=$(ps -o pid= --ppid "$check" | head -n 1 | tr -d ' ')
+        [ -n "$host" ] && break
+        sleep 0.1
+      done
+      [ -n "$host" ] || { kill "$check"; cat out.txt; fail "no plugin host"; }
+      sleep 1
+      kill -TERM "$host"
+      wait "$check"
+      code=$?
+      [ "$code" -eq 0 ] && grep -q "^note: .* ended with SIGTERM, a signal sent to the host from outside bitparity" out.txt ||
+        { cat out.txt; fail "SIGTERM to a plugin host from outside: exit $code"; }
+    fi
     # A JSON error from a map file or a case's dtype showed the library's tag or the code's name.
     printf '[1,2,' >trunc.json
     refused "trunc.json is not valid JSON (parse error" "$bin" check --property P7 --map trunc.json --dtype f32 --cases 1

@@ -116,7 +116,7 @@ BITPARITY_PLUGIN_IN_PROCESS=1 BITPARITY_FAULTY_PLUGIN_WRITES_INPUT=1 "$bitparity
   --suite quant --property P13 --format dynamic8-signed --dtype f32 --cases 2 --json "$work/input.json" >"$work/input.txt" 2>&1
 code=$?
 [ "$code" -eq 1 ] || { cat "$work/input.txt"; fail "a write into the input in process gave exit $code, not 1"; }
-findings_of "$work/input.json" "changes an input" "quantize changed its input input: [0-9]+ of [0-9]+ bytes differ, the first at byte 0" ||
+findings_of "$work/input.json" "changes an input" "quantize changed its input 'input': [0-9]+ of [0-9]+ bytes differ, the first at byte 0" ||
   fail "P13's finding does not name the input and the byte"
 
 echo "== a failing row's replay command replays the fault in a fresh host"
